@@ -1,0 +1,52 @@
+// The per-thread state every scheme keeps beside its own: counters, the local share of the pending
+// gauge, and the free policy's per-thread part.
+#pragma once
+#include <algorithm>
+
+#include "registry.hpp"
+#include "retired.hpp"
+#include "stats.hpp"
+
+namespace reclaim::core {
+
+// A scheme's record derives from this. The fields here are written by the owning thread only; the
+// scheme puts the fields other threads read (announcements, hazard slots) in its own record, and
+// this block starts on its own cache line so the owner's writes do not disturb those readers.
+template <class FreePolicy>
+struct thread_record : record_base {
+  alignas(cache_line) counters ctr;
+  pending_gauge::local pending;
+  typename FreePolicy::local freeing;
+  unsigned depth = 0;  // guards nest; only the outermost begins and ends the operation
+
+  bool enter() noexcept { return depth++ == 0; }
+  bool leave() noexcept { return --depth == 0; }
+
+  void count_retired(pending_gauge& gauge) noexcept {
+    counters::add(ctr.retired, 1);
+    pending.retired(gauge);
+  }
+  void count_freed(std::uint64_t n) noexcept {
+    counters::add(ctr.freed, n);
+    pending.freed(n);
+  }
+  // A batch the scheme proved safe goes to the free policy.
+  void release_safe(retired_list&& safe, pending_gauge& gauge) noexcept {
+    freeing.release(std::move(safe), *this);
+    pending.flush(gauge);
+  }
+};
+
+// Sums the counters of every record of a registry into a stats snapshot.
+template <class Registry>
+stats collect_stats(const Registry& threads, const pending_gauge& gauge) {
+  stats s;
+  threads.for_each([&](const auto& r) { r.ctr.add_to(s); });
+  // Counters are read one by one while threads run, so freed can briefly lead retired.
+  s.pending = s.retired > s.freed ? s.retired - s.freed : 0;
+  s.pending_peak = std::max(gauge.peak(), s.pending);
+  s.threads = threads.in_use();
+  return s;
+}
+
+}  // namespace reclaim::core

@@ -1,0 +1,99 @@
+// What every scheme reports, and the per-thread counters behind it.
+#pragma once
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <utility>
+
+namespace reclaim {
+
+// A snapshot of a domain's reclamation state. Counters a scheme has no use for stay zero.
+struct stats {
+  std::uint64_t retired = 0;       // objects handed to retire()
+  std::uint64_t freed = 0;         // objects destroyed so far
+  std::uint64_t pending = 0;       // retired - freed: garbage right now
+  std::uint64_t pending_peak = 0;  // highest `pending` seen (within threads x flush_interval)
+  std::uint64_t epochs = 0;        // epoch advances or grace periods completed
+  std::uint64_t scans = 0;         // hazard scans / reclamation passes
+  std::uint64_t signals = 0;       // signals sent (neutralization)
+  std::uint64_t free_ns = 0;       // time spent in free calls, nanoseconds
+  std::uint64_t threads = 0;       // thread records in use now
+};
+
+namespace core {
+
+// Per-thread counters. Each is written by its owner only, so an increment is a relaxed load and
+// store, not a locked RMW; stats() reads them from any thread (relaxed: a snapshot, not a barrier).
+struct counters {
+  std::atomic<std::uint64_t> retired{0}, freed{0}, epochs{0}, scans{0}, signals{0}, free_ns{0};
+
+  static void add(std::atomic<std::uint64_t>& c, std::uint64_t n) noexcept {
+    c.store(c.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
+  }
+
+  void add_to(stats& s) const noexcept {
+    s.retired += retired.load(std::memory_order_relaxed);
+    s.freed += freed.load(std::memory_order_relaxed);
+    s.epochs += epochs.load(std::memory_order_relaxed);
+    s.scans += scans.load(std::memory_order_relaxed);
+    s.signals += signals.load(std::memory_order_relaxed);
+    s.free_ns += free_ns.load(std::memory_order_relaxed);
+  }
+};
+
+// The domain-wide count of pending garbage and its peak. Threads keep a local delta and flush it
+// here every flush_interval retires and after each batch they free, so the hot path touches no
+// shared line; the peak is exact to within (threads x flush_interval).
+class pending_gauge {
+ public:
+  static constexpr std::int64_t flush_interval = 64;
+
+  class local {
+   public:
+    void retired(pending_gauge& g) noexcept {
+      if (++delta_ >= flush_interval) flush(g);
+    }
+    void freed(std::uint64_t n) noexcept { delta_ -= static_cast<std::int64_t>(n); }
+    void flush(pending_gauge& g) noexcept {
+      if (delta_ != 0) g.add(std::exchange(delta_, 0));
+    }
+
+   private:
+    std::int64_t delta_ = 0;
+  };
+
+  std::uint64_t peak() const noexcept {
+    return static_cast<std::uint64_t>(peak_.load(std::memory_order_relaxed));
+  }
+
+ private:
+  void add(std::int64_t delta) noexcept {
+    std::int64_t now = pending_.fetch_add(delta, std::memory_order_relaxed) + delta;
+    std::int64_t peak = peak_.load(std::memory_order_relaxed);
+    while (now > peak && !peak_.compare_exchange_weak(peak, now, std::memory_order_relaxed)) {
+    }
+  }
+
+  std::atomic<std::int64_t> pending_{0};
+  std::atomic<std::int64_t> peak_{0};
+};
+
+// Measures the wall time of a block of frees into counters::free_ns.
+class free_timer {
+ public:
+  explicit free_timer(counters& c) noexcept : c_(c), start_(std::chrono::steady_clock::now()) {}
+  ~free_timer() {
+    auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() -
+                                                                   start_);
+    counters::add(c_.free_ns, static_cast<std::uint64_t>(ns.count()));
+  }
+  free_timer(const free_timer&) = delete;
+  free_timer& operator=(const free_timer&) = delete;
+
+ private:
+  counters& c_;
+  std::chrono::steady_clock::time_point start_;
+};
+
+}  // namespace core
+}  // namespace reclaim

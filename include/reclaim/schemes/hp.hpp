@@ -1,0 +1,212 @@
+// hp: hazard pointers (Michael, IEEE TPDS 2004).
+//
+// What it is. Each thread owns K hazard slots. Before dereferencing a node a reader publishes its
+// address in a slot, fences, and re-reads the pointer it came from: if the source still holds it,
+// the node was reachable after the hazard became visible, so no reclaimer can miss it. A thread
+// keeps its retired nodes in a local list and, when the list outgrows a threshold proportional to
+// the number of slots (R = 100 + 2H, H = K x records, as in paper 003), scans: it snapshots every
+// published hazard into a sorted array and frees each retired node it does not find there.
+//
+// When to use it. Garbage is bounded (at most R + H per thread, whatever other threads do), so it
+// is the choice when a stalled or preempted thread must not hold memory hostage. The price is a
+// full fence on every protected read, which makes traversal-heavy structures (lists, trees) several
+// times slower than under an epoch scheme.
+//
+// Needs from a container: every dereferenced pointer protected in a slot and validated (reads
+// re-read from a source that a removal visibly changes); K >= the slots the container uses.
+// Progress: protect() is lock-free (it retries while the source changes); retire and scan are
+// wait-free apart from the free calls.
+// Differences from the paper: the fence is a policy (core/fence.hpp) so that asymmetric variants
+// reuse this header; exited threads' retired lists are adopted by the next scan of a live thread.
+#pragma once
+#include <algorithm>
+#include <atomic>
+#include <vector>
+
+#include "../concepts.hpp"
+#include "../core/fence.hpp"
+#include "../core/marked_ptr.hpp"
+#include "../core/policy.hpp"
+#include "../core/record.hpp"
+#include "../free/batch.hpp"
+
+namespace reclaim {
+
+struct hp_slots_kind {};
+template <unsigned K>
+struct slots {
+  static_assert(K > 0);
+  using policy_kind = hp_slots_kind;
+  static constexpr unsigned value = K;
+};
+struct fence_kind {};
+template <class Fence>
+struct fence_policy {
+  using policy_kind = fence_kind;
+  using type = Fence;
+};
+
+template <class... Policies>
+struct hp {
+  using free_policy = core::find_policy_t<free_policy_kind, batch_free, Policies...>;
+  using fence = typename core::find_policy_t<fence_kind, fence_policy<core::symmetric_fence>,
+                                             Policies...>::type;
+  static constexpr unsigned slot_count =
+      core::find_policy_t<hp_slots_kind, slots<4>, Policies...>::value;
+  static_assert(
+      (core::known_kinds<free_policy_kind, hp_slots_kind, fence_kind>::template contains<Policies> &&
+       ...),
+      "hp takes a free policy, slots<K> and fence_policy<F>");
+
+  static constexpr std::string_view name = "hp";
+  static constexpr reclaim::family family = reclaim::family::pointer;
+  static constexpr bool bounds_garbage = true;
+  static constexpr unsigned needs = needs_validated_reads;
+
+  using node_base = core::retired_hook;
+  class domain;
+  class guard;
+  static domain& default_domain() {
+    static domain d;
+    return d;
+  }
+};
+
+template <class... Policies>
+class hp<Policies...>::domain {
+  struct record : core::thread_record<free_policy> {
+    explicit record(domain&) {}
+    // Read by other threads' scans.
+    alignas(core::cache_line) std::atomic<const void*> slots[slot_count] = {};
+    // Owner only.
+    alignas(core::cache_line) core::retired_list retired;
+    std::vector<const void*> snapshot;  // reused across scans: no allocation in steady state
+  };
+
+ public:
+  domain() = default;
+  domain(const domain&) = delete;
+  domain& operator=(const domain&) = delete;
+  ~domain() {
+    threads_.close();
+    threads_.for_each([](record& r) {
+      r.freeing.drain(r);
+      r.retired.destroy_all();
+    });
+  }
+
+  reclaim::stats stats() const { return core::collect_stats(threads_, gauge_); }
+
+  // The scan threshold R: proportional to the number of hazard slots H, so that each scan frees
+  // at least R - H nodes and its O(H log H) cost is amortized over them.
+  std::size_t scan_threshold() const noexcept { return 100 + 2 * slot_count * threads_.size(); }
+
+ private:
+  friend class hp::guard;
+  friend class core::thread_registry<record, domain>;
+
+  void end(record& r) noexcept {
+    if (!r.leave()) return;
+    // release: our reads of the protected nodes happen before a scan that sees the slot empty
+    // (acquire in scan()) frees them.
+    for (auto& slot : r.slots) slot.store(nullptr, std::memory_order_release);
+  }
+
+  void retire(record& r, core::retired_hook* node) {
+    r.retired.push(node);
+    r.count_retired(gauge_);
+    if (r.retired.size() >= scan_threshold()) [[unlikely]] scan(r);
+  }
+
+  void scan(record& r) {
+    r.retired.splice(orphans_.take_all());
+    fence::heavy();  // pairs with fence::light() in protect(): see core/fence.hpp
+    r.snapshot.clear();
+    threads_.for_each([&](const record& other) {
+      for (const auto& slot : other.slots) {
+        // acquire: pairs with the release in end(), so a node whose slot we see cleared was
+        // no longer being read.
+        if (const void* p = slot.load(std::memory_order_acquire)) r.snapshot.push_back(p);
+      }
+    });
+    std::sort(r.snapshot.begin(), r.snapshot.end());
+    core::retired_list safe;
+    r.retired.partition_into(safe, [&](core::retired_hook* node) {
+      return !std::binary_search(r.snapshot.begin(), r.snapshot.end(),
+                                 static_cast<const void*>(node));
+    });
+    core::counters::add(r.ctr.scans, 1);
+    r.release_safe(std::move(safe), gauge_);
+  }
+
+  void detach(record& r) noexcept {
+    for (auto& slot : r.slots) slot.store(nullptr, std::memory_order_release);
+    r.freeing.drain(r);
+    orphans_.give(std::move(r.retired));
+    r.pending.flush(gauge_);
+  }
+
+  core::thread_registry<record, domain> threads_{*this};
+  core::orphanage orphans_;
+  core::pending_gauge gauge_;
+};
+
+template <class... Policies>
+class hp<Policies...>::guard {
+  template <class P>
+  static const core::retired_hook* address_of(P p) noexcept {
+    if constexpr (std::is_pointer_v<P>)
+      return p;
+    else
+      return p.get();  // a marked_ptr: the hazard covers the node, whatever the mark
+  }
+
+ public:
+  static constexpr bool validates = true;
+  static constexpr unsigned slot_count = hp::slot_count;
+
+  explicit guard(domain& d = default_domain()) : domain_(d), record_(d.threads_.local()) {
+    if (record_.enter()) record_.freeing.on_operation(record_);
+  }
+  ~guard() { domain_.end(record_); }
+  guard(const guard&) = delete;
+  guard& operator=(const guard&) = delete;
+
+  // Publishes the pointer read from src in the given slot and returns it once a re-read of src
+  // confirms it; the container still checks its own validity condition (the mark). The hazard is
+  // the node's retired_hook address, the same address retire() records.
+  template <class P>
+  P protect(const std::atomic<P>& src, unsigned slot) noexcept {
+    // acquire: pairs with the release store or CAS that published the node.
+    P p = src.load(std::memory_order_acquire);
+    for (;;) {
+      record_.slots[slot].store(address_of(p), std::memory_order_relaxed);
+      fence::light();  // the hazard is visible before the re-read; pairs with fence::heavy()
+      P again = src.load(std::memory_order_acquire);
+      if (again == p) return p;
+      p = again;
+    }
+  }
+  void begin_read_phase() const noexcept {}
+  template <class... Nodes>
+  void write_phase(Nodes*...) const noexcept {}
+
+  template <class T, class... Args>
+  T* create(Args&&... args) const {
+    return new T(std::forward<Args>(args)...);
+  }
+  template <class T>
+  void retire(T* node) {
+    domain_.retire(record_, core::to_retired(node));
+  }
+  template <auto Deleter, class T>
+  void retire(T* node) {
+    domain_.retire(record_, core::to_retired<Deleter>(node));
+  }
+
+ private:
+  domain& domain_;
+  typename domain::record& record_;
+};
+
+}  // namespace reclaim
