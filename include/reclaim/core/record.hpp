@@ -46,6 +46,7 @@ stats collect_stats(const Registry& threads, const pending_gauge& gauge) {
   s.pending = s.retired > s.freed ? s.retired - s.freed : 0;
   s.pending_peak = std::max(gauge.peak(), s.pending);
   s.threads = threads.in_use();
+  s.records = threads.size();
   return s;
 }
 

@@ -31,7 +31,7 @@ struct binding {
 
 // The binding this thread used last. Trivially constructible, so reading it is a plain TLS access
 // with no lazy-initialisation guard: the whole fast path of thread_registry::local().
-inline thread_local binding last_binding{0, nullptr, nullptr};
+inline constinit thread_local binding last_binding{0, nullptr, nullptr};
 
 // Registries alive now, by id. A thread that exits after a domain was destroyed must not touch it;
 // ids are never reused, so a stale binding can never match a new domain that got the same address.
@@ -149,10 +149,19 @@ class thread_registry final : public registry_base {
         return static_cast<Record&>(*b.record);
       }
     }
+    prune_dead_bindings(all);
     detail::binding b{id(), this, acquire_record()};
     all.push_back(b);
     detail::last_binding = b;
     return static_cast<Record&>(*b.record);
+  }
+
+  // A long-lived thread that uses many short-lived domains would otherwise keep a binding for each
+  // and scan them all on every miss.
+  static void prune_dead_bindings(std::vector<detail::binding>& all) {
+    auto& live = detail::live();
+    std::lock_guard lock(live.mutex);
+    std::erase_if(all, [&](const detail::binding& b) { return !live.ids.contains(b.registry_id); });
   }
 
   Record* acquire_record() {

@@ -75,7 +75,7 @@ class retired_list {
     ++size_;
   }
 
-  // Appends a chain from head to tail (tail->next_retired is overwritten).
+  // Adds a chain from head to tail in front of the list (tail->next_retired is overwritten).
   void splice(retired_hook* head, retired_hook* tail, std::size_t count) noexcept {
     if (!head) return;
     tail->next_retired = head_;

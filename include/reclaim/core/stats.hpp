@@ -18,6 +18,7 @@ struct stats {
   std::uint64_t signals = 0;       // signals sent (neutralization)
   std::uint64_t free_ns = 0;       // time spent in free calls, nanoseconds
   std::uint64_t threads = 0;       // thread records in use now
+  std::uint64_t records = 0;       // thread records ever created (reused after threads exit)
 };
 
 namespace core {

@@ -13,6 +13,7 @@
 #include <atomic>
 #include <cstdint>
 #include <limits>
+#include <string_view>
 
 #include "../concepts.hpp"
 #include "../core/marked_ptr.hpp"
@@ -25,6 +26,7 @@ class hm_list {
   using link = marked_ptr<node>;
 
  public:
+  static constexpr std::string_view name = "hm_list";
   using key_type = std::int64_t;
   using domain_type = typename Scheme::domain;
   using guard_type = typename Scheme::guard;

@@ -17,6 +17,7 @@
 #include <atomic>
 #include <cstdint>
 #include <limits>
+#include <string_view>
 #include <utility>
 
 #include "../concepts.hpp"
@@ -27,6 +28,7 @@ namespace reclaim::ds {
 template <scheme Scheme>
 class lazy_list {
  public:
+  static constexpr std::string_view name = "lazy_list";
   using key_type = std::int64_t;
   using domain_type = typename Scheme::domain;
   using guard_type = typename Scheme::guard;

@@ -15,7 +15,6 @@ struct free_policy_kind {};
 // ctx is the thread's record (core::thread_record), which counts what is freed.
 struct batch_free {
   using policy_kind = free_policy_kind;
-  static constexpr const char* suffix = "";
 
   struct local {
     template <class Ctx>

@@ -20,6 +20,7 @@
 #include <cstdint>
 
 #include "../concepts.hpp"
+#include "../core/guard_base.hpp"
 #include "../core/policy.hpp"
 #include "../core/record.hpp"
 #include "../free/batch.hpp"
@@ -179,10 +180,11 @@ class debra<Policies...>::domain {
     r.freeing.drain(r);
     for (auto& bag : r.bags) orphans_.give(std::move(bag));
     r.pending.flush(gauge_);
+    // ops_since_check is kept: a run of short-lived threads that reuse this record must still
+    // get to check the others, or the epoch would never advance.
     r.seen_epoch = 0;
     r.depth = 0;
     r.current_bag = 0;
-    r.ops_since_check = 0;
     r.check_cursor = nullptr;
   }
 
@@ -193,7 +195,7 @@ class debra<Policies...>::domain {
 };
 
 template <class... Policies>
-class debra<Policies...>::guard {
+class debra<Policies...>::guard : public core::guard_base<guard> {
  public:
   static constexpr bool validates = false;
 
@@ -207,24 +209,10 @@ class debra<Policies...>::guard {
   P protect(const std::atomic<P>& src, unsigned /*slot*/) const noexcept {
     return src.load(std::memory_order_acquire);
   }
-  void begin_read_phase() const noexcept {}
-  template <class... Nodes>
-  void write_phase(Nodes*...) const noexcept {}
-
-  template <class T, class... Args>
-  T* create(Args&&... args) const {
-    return new T(std::forward<Args>(args)...);
-  }
-  template <class T>
-  void retire(T* node) {
-    domain_.retire(record_, core::to_retired(node));
-  }
-  template <auto Deleter, class T>
-  void retire(T* node) {
-    domain_.retire(record_, core::to_retired<Deleter>(node));
-  }
-
  private:
+  friend class core::guard_base<guard>;
+  void retire_hook(core::retired_hook* node) { domain_.retire(record_, node); }
+
   domain& domain_;
   typename domain::record& record_;
 };

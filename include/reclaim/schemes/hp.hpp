@@ -14,6 +14,9 @@
 //
 // Needs from a container: every dereferenced pointer protected in a slot and validated (reads
 // re-read from a source that a removal visibly changes); K >= the slots the container uses.
+// Guards nest (only the outermost clears the slots), but the slots belong to the thread: an
+// operation nested inside another uses the same K slots, so it must not reuse one the outer
+// operation still relies on.
 // Progress: protect() is lock-free (it retries while the source changes); retire and scan are
 // wait-free apart from the free calls.
 // Differences from the paper: the fence is a policy (core/fence.hpp) so that asymmetric variants
@@ -21,11 +24,13 @@
 #pragma once
 #include <algorithm>
 #include <atomic>
+#include <cassert>
 #include <vector>
 
 #include "../concepts.hpp"
 #include "../core/fence.hpp"
 #include "../core/marked_ptr.hpp"
+#include "../core/guard_base.hpp"
 #include "../core/policy.hpp"
 #include "../core/record.hpp"
 #include "../free/batch.hpp"
@@ -139,8 +144,13 @@ class hp<Policies...>::domain {
     r.release_safe(std::move(safe), gauge_);
   }
 
+  // Thread exit: scan once more, so that what goes to the orphanage is only what other threads
+  // still protect (at most H nodes); without it, threads that retire fewer than R nodes each and
+  // exit would pile up unbounded garbage that no scan ever looks at.
   void detach(record& r) noexcept {
     for (auto& slot : r.slots) slot.store(nullptr, std::memory_order_release);
+    r.depth = 0;
+    scan(r);
     r.freeing.drain(r);
     orphans_.give(std::move(r.retired));
     r.pending.flush(gauge_);
@@ -152,7 +162,7 @@ class hp<Policies...>::domain {
 };
 
 template <class... Policies>
-class hp<Policies...>::guard {
+class hp<Policies...>::guard : public core::guard_base<guard> {
   template <class P>
   static const core::retired_hook* address_of(P p) noexcept {
     if constexpr (std::is_pointer_v<P>)
@@ -177,34 +187,23 @@ class hp<Policies...>::guard {
   // the node's retired_hook address, the same address retire() records.
   template <class P>
   P protect(const std::atomic<P>& src, unsigned slot) noexcept {
+    assert(slot < slot_count);
     // acquire: pairs with the release store or CAS that published the node.
     P p = src.load(std::memory_order_acquire);
     for (;;) {
-      record_.slots[slot].store(address_of(p), std::memory_order_relaxed);
+      // release: this may overwrite the slot's previous hazard; our reads of that node must
+      // happen before a scan that sees the new value (acquire in scan()) and frees it.
+      record_.slots[slot].store(address_of(p), std::memory_order_release);
       fence::light();  // the hazard is visible before the re-read; pairs with fence::heavy()
       P again = src.load(std::memory_order_acquire);
       if (again == p) return p;
       p = again;
     }
   }
-  void begin_read_phase() const noexcept {}
-  template <class... Nodes>
-  void write_phase(Nodes*...) const noexcept {}
-
-  template <class T, class... Args>
-  T* create(Args&&... args) const {
-    return new T(std::forward<Args>(args)...);
-  }
-  template <class T>
-  void retire(T* node) {
-    domain_.retire(record_, core::to_retired(node));
-  }
-  template <auto Deleter, class T>
-  void retire(T* node) {
-    domain_.retire(record_, core::to_retired<Deleter>(node));
-  }
-
  private:
+  friend class core::guard_base<guard>;
+  void retire_hook(core::retired_hook* node) { domain_.retire(record_, node); }
+
   domain& domain_;
   typename domain::record& record_;
 };

@@ -9,6 +9,7 @@
 #include <atomic>
 
 #include "../concepts.hpp"
+#include "../core/guard_base.hpp"
 #include "../core/record.hpp"
 #include "../free/batch.hpp"
 
@@ -47,6 +48,7 @@ class none::domain {
   friend class core::thread_registry<record, domain>;
 
   void detach(record& r) noexcept {
+    r.depth = 0;
     r.pending.flush(gauge_);
     orphans_.give(std::move(r.leaked));
   }
@@ -56,7 +58,7 @@ class none::domain {
   core::pending_gauge gauge_;
 };
 
-class none::guard {
+class none::guard : public core::guard_base<none::guard> {
  public:
   static constexpr bool validates = false;
 
@@ -69,25 +71,9 @@ class none::guard {
   P protect(const std::atomic<P>& src, unsigned /*slot*/) const noexcept {
     return src.load(std::memory_order_acquire);
   }
-  void begin_read_phase() const noexcept {}
-  template <class... Nodes>
-  void write_phase(Nodes*...) const noexcept {}
-
-  template <class T, class... Args>
-  T* create(Args&&... args) const {
-    return new T(std::forward<Args>(args)...);
-  }
-  template <class T>
-  void retire(T* node) const {
-    keep(core::to_retired(node));
-  }
-  template <auto Deleter, class T>
-  void retire(T* node) const {
-    keep(core::to_retired<Deleter>(node));
-  }
-
  private:
-  void keep(core::retired_hook* hook) const {
+  friend class core::guard_base<guard>;
+  void retire_hook(core::retired_hook* hook) {
     auto& r = domain_.threads_.local();
     r.leaked.push(hook);
     r.count_retired(domain_.gauge_);

@@ -1,0 +1,35 @@
+// The containers the lab runs, each a name and the library template it instantiates per scheme.
+// Adding a container to the lab is one struct here and its entry in `containers`.
+#pragma once
+#include <string_view>
+#include <type_traits>
+
+#include <reclaim/ds/hm_list.hpp>
+#include <reclaim/ds/lazy_list.hpp>
+
+namespace reclaim_bench::containers {
+
+struct lazy_list {
+  static constexpr std::string_view name = "lazy_list";
+  template <class Scheme>
+  using type = reclaim::ds::lazy_list<Scheme>;
+};
+
+struct hm_list {
+  static constexpr std::string_view name = "hm_list";
+  template <class Scheme>
+  using type = reclaim::ds::hm_list<Scheme>;
+};
+
+template <class... Containers>
+struct list {
+  // Calls f(std::type_identity<C>{}) for each container C, in order.
+  template <class F>
+  static void for_each(F&& f) {
+    (f(std::type_identity<Containers>{}), ...);
+  }
+};
+
+using all = list<lazy_list, hm_list>;
+
+}  // namespace reclaim_bench::containers

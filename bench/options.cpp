@@ -1,0 +1,183 @@
+#include "options.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <limits>
+#include <string_view>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include "registry.hpp"
+
+namespace reclaim_bench {
+namespace {
+
+constexpr std::uint64_t max_threads = 1024;
+constexpr double max_seconds = 24 * 60 * 60;
+// Key sums of up to keys/2 keys below `keys` must fit an int64 with room to spare.
+constexpr std::uint64_t min_keys = 2, max_keys = 1'000'000'000;
+
+[[noreturn]] void bad(std::string_view flag, std::string_view expected, std::string_view got) {
+  throw usage_error(fmt::format("{}: expected {}, got '{}'", flag, expected, got));
+}
+
+// A whole string as a number: no sign, no blanks, nothing after the digits.
+template <class T>
+std::optional<T> parse_number(std::string_view text) {
+  T value{};
+  const char* end = text.data() + text.size();
+  auto [stop, error] = std::from_chars(text.data(), end, value);
+  if (error != std::errc{} || stop != end) return std::nullopt;
+  return value;
+}
+
+std::uint64_t parse_uint(std::string_view flag, std::string_view text, std::uint64_t lo,
+                         std::uint64_t hi, std::string_view expected) {
+  auto value = parse_number<std::uint64_t>(text);
+  if (!value || *value < lo || *value > hi) bad(flag, expected, text);
+  return *value;
+}
+
+// A comma list; empty items are refused.
+std::vector<std::string> split_list(std::string_view flag, std::string_view text) {
+  std::vector<std::string> items;
+  for (std::size_t start = 0;;) {
+    std::size_t comma = std::min(text.find(',', start), text.size());
+    if (comma == start) bad(flag, "a comma list without empty items", text);
+    items.emplace_back(text.substr(start, comma - start));
+    if (comma == text.size()) return items;
+    start = comma + 1;
+  }
+}
+
+std::vector<std::string> parse_names(std::string_view flag, std::string_view what,
+                                     std::string_view text,
+                                     const std::vector<std::string_view>& accepted) {
+  std::vector<std::string> names = split_list(flag, text);
+  for (const std::string& name : names) {
+    if (std::find(accepted.begin(), accepted.end(), name) == accepted.end())
+      throw usage_error(fmt::format("{}: unknown {} '{}' (accepted: {})", flag, what, name,
+                                    fmt::join(accepted, ", ")));
+  }
+  return names;
+}
+
+double parse_seconds(std::string_view text) {
+  auto value = parse_number<double>(text);
+  // from_chars takes "inf" and "nan": the range check refuses both.
+  if (!value || !(*value > 0 && *value <= max_seconds))
+    bad("--seconds", fmt::format("a positive number of seconds, at most {}", max_seconds), text);
+  return *value;
+}
+
+// A count with an optional K (x 1000) or M (x 1000000) suffix.
+std::int64_t parse_keys(std::string_view text) {
+  const std::string_view expected = "a number of keys from 2 to 1000M (suffixes K and M)";
+  std::uint64_t scale = 1;
+  std::string_view digits = text;
+  if (text.ends_with('K') || text.ends_with('M')) {
+    scale = text.ends_with('K') ? 1'000 : 1'000'000;
+    digits.remove_suffix(1);
+  }
+  auto count = parse_number<std::uint64_t>(digits);
+  if (!count || *count > max_keys / scale || *count * scale < min_keys)
+    bad("--keys", expected, text);
+  return static_cast<std::int64_t>(*count * scale);
+}
+
+// "--threads: 1 required TEXT missing" and the like, as one line.
+std::string one_line(std::string text) {
+  for (char& c : text)
+    if (c == '\n') c = ' ';
+  return text;
+}
+
+}  // namespace
+
+std::optional<options> parse_command_line(int argc, char** argv, const registry& reg) {
+  const std::vector<std::string_view> containers = reg.containers();
+  const std::vector<std::string_view> schemes = reg.scheme_names();
+
+  // Every value is taken as text and parsed here, so that each error names its flag the same way.
+  std::string ds = "lazy_list", scheme = "none", threads = "1", seconds = "1", trials = "1",
+              keys = "20K", insert = "50", erase = "50", seed = "1";
+  options opt;
+
+  CLI::App app{"The lab of reclaim: runs trials of containers under reclamation schemes, prints a "
+               "table and appends one JSON line per trial to --out. Values of --ds, --scheme and "
+               "--threads are comma lists; the run is their product, times --trials.",
+               "reclaim-bench"};
+  app.add_option("--ds", ds, fmt::format("containers ({})", fmt::join(containers, ", ")))
+      ->type_name("LIST")
+      ->capture_default_str();
+  app.add_option("--scheme", scheme, fmt::format("schemes ({})", fmt::join(schemes, ", ")))
+      ->type_name("LIST")
+      ->capture_default_str();
+  app.add_option("--threads", threads, "worker thread counts")
+      ->type_name("LIST")
+      ->capture_default_str();
+  app.add_option("--seconds", seconds, "measured time per trial")
+      ->type_name("S")
+      ->capture_default_str();
+  app.add_option("--trials", trials, "trials per point")->type_name("N")->capture_default_str();
+  app.add_option("--keys", keys, "key range [0, N); K and M suffixes")
+      ->type_name("N")
+      ->capture_default_str();
+  app.add_option("--insert", insert, "percent inserts")->type_name("PCT")->capture_default_str();
+  app.add_option("--delete", erase, "percent deletes; lookups are the rest")
+      ->type_name("PCT")
+      ->capture_default_str();
+  app.add_flag("--prefill,!--no-prefill", opt.prefill,
+               "fill to half the key range before measuring (default) or start empty");
+  app.add_option("--seed", seed, "seed of the random streams")
+      ->type_name("N")
+      ->capture_default_str();
+  app.add_option("--out", opt.out, "JSON Lines file to append one line per trial to")
+      ->type_name("FILE");
+  CLI::App* list = app.add_subcommand("list", "schemes, containers, allocators, applicability");
+  app.require_subcommand(0, 1);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::Success& e) {  // --help
+    app.exit(e);
+    return std::nullopt;
+  } catch (const CLI::ParseError& e) {
+    throw usage_error(one_line(e.what()) + " (see --help)");
+  }
+
+  opt.list = list->parsed();
+  opt.ds = parse_names("--ds", "container", ds, containers);
+  opt.schemes = parse_names("--scheme", "scheme", scheme, schemes);
+  const std::string positive_threads = fmt::format("a positive integer, at most {}", max_threads);
+  for (const std::string& t : split_list("--threads", threads))
+    opt.threads.push_back(
+        static_cast<unsigned>(parse_uint("--threads", t, 1, max_threads, positive_threads)));
+  opt.seconds = parse_seconds(seconds);
+  opt.trials = static_cast<unsigned>(parse_uint("--trials", trials, 1,
+                                                std::numeric_limits<unsigned>::max(),
+                                                "a positive integer"));
+  opt.keys = parse_keys(keys);
+  const std::string_view percent = "a percentage from 0 to 100";
+  opt.insert_pct = static_cast<unsigned>(parse_uint("--insert", insert, 0, 100, percent));
+  opt.delete_pct = static_cast<unsigned>(parse_uint("--delete", erase, 0, 100, percent));
+  if (opt.insert_pct + opt.delete_pct > 100)
+    throw usage_error(fmt::format("--insert {} and --delete {} add up to {} percent (at most 100; "
+                                  "lookups are the rest)",
+                                  opt.insert_pct, opt.delete_pct, opt.insert_pct + opt.delete_pct));
+  opt.seed = parse_uint("--seed", seed, 0, std::numeric_limits<std::uint64_t>::max(),
+                        "an unsigned 64-bit integer");
+  if (app.count("--out") && opt.out.empty()) bad("--out", "a file name", "");
+
+  for (const std::string& d : opt.ds) {
+    for (const std::string& s : opt.schemes) {
+      const pairing* p = reg.find(d, s);
+      if (!p->supported())
+        throw usage_error(fmt::format("{} does not support {}: {}", d, s, p->why_not));
+    }
+  }
+  return opt;
+}
+
+}  // namespace reclaim_bench

@@ -1,0 +1,258 @@
+#include "output.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <system_error>
+
+#include <fmt/format.h>
+
+#include "options.hpp"
+
+namespace reclaim_bench {
+namespace {
+
+constexpr double mebi = 1024.0 * 1024.0;
+
+double throughput(const trial_result& r) { return r.seconds > 0 ? r.ops / r.seconds : 0; }
+
+// One row of cells in columns of the given widths, two spaces apart; numbers read best
+// right-aligned, names left-aligned.
+void print_cells(const std::vector<std::string>& cells, const std::vector<std::size_t>& widths,
+                 const std::vector<bool>& right) {
+  std::string line;
+  for (std::size_t i = 0; i < cells.size(); ++i) {
+    if (i > 0) line += "  ";
+    line += right[i] ? fmt::format("{:>{}}", cells[i], widths[i])
+                     : fmt::format("{:<{}}", cells[i], widths[i]);
+  }
+  line.erase(line.find_last_not_of(' ') + 1);
+  fmt::print("{}\n", line);
+}
+
+// Rows (the first is the header) in columns as wide as their widest cell.
+void print_aligned(const std::vector<std::vector<std::string>>& rows,
+                   const std::vector<bool>& right) {
+  std::vector<std::size_t> widths(right.size(), 0);
+  for (const auto& row : rows)
+    for (std::size_t i = 0; i < row.size(); ++i) widths[i] = std::max(widths[i], row[i].size());
+  for (const auto& row : rows) print_cells(row, widths, right);
+}
+
+std::string needs_text(unsigned needs) {
+  std::vector<std::string_view> names;
+  for (reclaim::needs n : reclaim::all_needs)
+    if (needs & n) names.push_back(reclaim::to_string(n));
+  if (names.empty()) return std::string(reclaim::to_string(reclaim::needs_nothing));
+  return fmt::format("{}", fmt::join(names, ", "));
+}
+
+double median(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  std::size_t mid = values.size() / 2;
+  return values.size() % 2 ? values[mid] : (values[mid - 1] + values[mid]) / 2;
+}
+
+}  // namespace
+
+nlohmann::ordered_json to_json(const finished_trial& t, const run_context& ctx) {
+  const trial_config& c = t.config;
+  const trial_result& r = t.result;
+  return {
+      {"ds", c.ds},
+      {"scheme", c.scheme},
+      {"family", reclaim::to_string(t.family)},
+      {"alloc", ctx.alloc},
+      {"threads", c.threads},
+      {"trial", c.trial},
+      {"seconds", r.seconds},
+      {"seconds_requested", c.seconds},
+      {"keys", c.keys},
+      {"insert", c.insert_pct},
+      {"delete", c.delete_pct},
+      {"prefill", c.prefill},
+      {"seed", c.seed},
+      {"ops", r.ops},
+      {"throughput", throughput(r)},
+      {"peak_rss_bytes", r.peak_rss_bytes},
+      {"rss_bytes", r.rss_bytes},
+      {"retired", r.stats.retired},
+      {"freed", r.stats.freed},
+      {"pending", r.stats.pending},
+      {"pending_peak", r.stats.pending_peak},
+      {"epochs", r.stats.epochs},
+      {"scans", r.stats.scans},
+      {"signals", r.stats.signals},
+      {"free_ns", r.stats.free_ns},
+      {"final_size", r.final_size},
+      {"final_key_sum", r.final_key_sum},
+      {"expected_size", r.expected_size},
+      {"expected_key_sum", r.expected_key_sum},
+      {"well_formed", r.well_formed},
+      {"checksum_ok", r.checksum_ok()},
+      {"git", ctx.git},
+      {"cpus", ctx.cpus},
+  };
+}
+
+jsonl_file::jsonl_file(const std::string& path)
+    : path_(path), fd_(::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644)) {
+  if (fd_ < 0)
+    throw usage_error(fmt::format("--out: cannot open '{}': {}", path, std::strerror(errno)));
+}
+
+jsonl_file::~jsonl_file() { ::close(fd_); }
+
+void jsonl_file::append(const nlohmann::ordered_json& record) {
+  const std::string line = record.dump() + '\n';
+  // One write(2) of the whole line: there is no user-space buffer to flush afterwards.
+  const ssize_t written = ::write(fd_, line.data(), line.size());
+  if (written < 0) throw std::system_error(errno, std::generic_category(), "writing " + path_);
+  if (static_cast<std::size_t>(written) != line.size())
+    throw std::runtime_error("short write to " + path_);
+}
+
+// Name columns as wide as the longest registered name; numbers right-aligned.
+trial_table::trial_table(const registry& reg)
+    : widths_{2, 6, 7, 5, 8, 12, 11, 11, 12, 6},
+      right_{false, false, true, true, true, true, true, true, true, false} {
+  for (std::string_view ds : reg.containers()) widths_[0] = std::max(widths_[0], ds.size());
+  for (const scheme_info& s : reg.schemes()) widths_[1] = std::max(widths_[1], s.name.size());
+}
+
+void trial_table::print_header() const {
+  print_cells({"ds", "scheme", "threads", "trial", "Mops/s", "peak RSS MiB", "retired", "freed",
+               "pending peak", "ok"},
+              widths_, right_);
+}
+
+void trial_table::print_row(const finished_trial& t) const {
+  const trial_result& r = t.result;
+  print_cells({std::string(t.config.ds), std::string(t.config.scheme),
+               std::to_string(t.config.threads), std::to_string(t.config.trial),
+               fmt::format("{:.3f}", throughput(r) / 1e6),
+               fmt::format("{:.1f}", r.peak_rss_bytes / mebi), std::to_string(r.stats.retired),
+               std::to_string(r.stats.freed), std::to_string(r.stats.pending_peak),
+               r.checksum_ok() ? "yes" : "FAILED"},
+              widths_, right_);
+  std::fflush(stdout);
+}
+
+void print_summary(const std::vector<finished_trial>& trials) {
+  // One point per (ds, threads, scheme), in the order the sweep first ran it.
+  struct point {
+    std::string_view ds;
+    unsigned threads;
+    std::string_view scheme;
+    std::vector<double> mops;
+    bool ok = true;
+  };
+  std::vector<point> points;
+  for (const finished_trial& t : trials) {
+    const trial_config& c = t.config;
+    auto it = std::find_if(points.begin(), points.end(), [&](const point& p) {
+      return p.ds == c.ds && p.threads == c.threads && p.scheme == c.scheme;
+    });
+    if (it == points.end()) it = points.insert(points.end(), point{c.ds, c.threads, c.scheme, {}});
+    it->mops.push_back(throughput(t.result) / 1e6);
+    it->ok = it->ok && t.result.checksum_ok();
+  }
+
+  std::vector<std::vector<std::string>> rows = {
+      {"ds", "threads", "scheme", "trials", "median Mops/s", "min", "max", "vs none", "ok"}};
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    const point& p = points[i];
+    // A blank line between (ds, threads) groups.
+    if (i > 0 && (p.ds != points[i - 1].ds || p.threads != points[i - 1].threads))
+      rows.emplace_back();
+    auto none = std::find_if(points.begin(), points.end(), [&](const point& q) {
+      return q.ds == p.ds && q.threads == p.threads && q.scheme == "none";
+    });
+    const double m = median(p.mops);
+    const double none_median = none == points.end() ? 0 : median(none->mops);
+    auto [lo, hi] = std::minmax_element(p.mops.begin(), p.mops.end());
+    rows.push_back({std::string(p.ds), std::to_string(p.threads), std::string(p.scheme),
+                    std::to_string(p.mops.size()), fmt::format("{:.3f}", m),
+                    fmt::format("{:.3f}", *lo), fmt::format("{:.3f}", *hi),
+                    none_median > 0 ? fmt::format("{:.2f}x", m / none_median) : "-",
+                    p.ok ? "yes" : "FAILED"});
+  }
+  fmt::print("\nSummary (throughput over trials)\n");
+  print_aligned(rows, {false, true, false, true, true, true, true, true, false});
+}
+
+void report_failure(const finished_trial& t) {
+  const trial_config& c = t.config;
+  const trial_result& r = t.result;
+  fmt::print(stderr,
+             "reclaim-bench: VALIDATION FAILED: ds={} scheme={} threads={} trial={}: expected size "
+             "{} and key sum {}, found size {} and key sum {}, well formed: {}\n",
+             c.ds, c.scheme, c.threads, c.trial, r.expected_size, r.expected_key_sum, r.final_size,
+             r.final_key_sum, r.well_formed ? "yes" : "NO");
+}
+
+progress::progress(std::size_t total) : active_(::isatty(STDERR_FILENO) == 1), total_(total) {}
+
+void progress::show(std::size_t index, const trial_config& c, unsigned trials) const {
+  if (!active_) return;
+  // \r and "erase to end of line": the line is rewritten in place.
+  fmt::print(stderr, "\r\033[K[{}/{}] {} {} threads={} trial {}/{}", index + 1, total_, c.ds,
+             c.scheme, c.threads, c.trial, trials);
+  std::fflush(stderr);
+}
+
+void progress::clear() const {
+  if (!active_) return;
+  fmt::print(stderr, "\r\033[K");
+  std::fflush(stderr);
+}
+
+void print_list(const registry& reg, const allocator_info& alloc) {
+  fmt::print("Schemes\n");
+  std::vector<std::vector<std::string>> schemes = {{"  name", "family", "bounds garbage", "needs"}};
+  for (const scheme_info& s : reg.schemes())
+    schemes.push_back({fmt::format("  {}", s.name), std::string(reclaim::to_string(s.family)),
+                       s.bounds_garbage ? "yes" : "no", needs_text(s.needs)});
+  print_aligned(schemes, {false, false, false, false});
+
+  fmt::print("\nContainers\n");
+  for (std::string_view ds : reg.containers()) fmt::print("  {}\n", ds);
+
+  fmt::print("\nAllocators\n");
+  for (std::string_view name : known_allocators) {
+    if (name != alloc.name)
+      fmt::print("  {}\n", name);
+    else if (alloc.version.empty())
+      fmt::print("  {} (in effect)\n", name);
+    else
+      fmt::print("  {} {} (in effect)\n", name, alloc.version);
+  }
+
+  fmt::print("\nApplicability (rows: containers, columns: schemes)\n");
+  std::vector<std::vector<std::string>> matrix = {{"  "}};
+  for (const scheme_info& s : reg.schemes()) matrix[0].emplace_back(s.name);
+  std::vector<const pairing*> refused;
+  for (std::string_view ds : reg.containers()) {
+    std::vector<std::string>& row = matrix.emplace_back();
+    row.push_back(fmt::format("  {}", ds));
+    for (const scheme_info& s : reg.schemes()) {
+      const pairing* p = reg.find(ds, s.name);
+      row.emplace_back(p->supported() ? "yes" : "no");
+      if (!p->supported()) refused.push_back(p);
+    }
+  }
+  print_aligned(matrix, std::vector<bool>(matrix[0].size(), false));
+  if (refused.empty()) {
+    fmt::print("\nEvery container supports every scheme.\n");
+    return;
+  }
+  fmt::print("\nWhy not:\n");
+  for (const pairing* p : refused)
+    fmt::print("  {} does not support {}: {}\n", p->ds, p->scheme, p->why_not);
+}
+
+}  // namespace reclaim_bench

@@ -1,0 +1,82 @@
+// What the lab writes: JSON Lines records, the tables on stdout, the failure and progress lines on
+// stderr, and the `list` report.
+#pragma once
+#include <cstddef>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+#include <reclaim/concepts.hpp>
+
+#include "alloc.hpp"
+#include "registry.hpp"
+
+namespace reclaim_bench {
+
+// Facts shared by every trial of a run.
+struct run_context {
+  std::string_view alloc;  // the allocator in effect
+  std::string_view git;    // the commit the lab was built from
+  unsigned cpus;           // std::thread::hardware_concurrency()
+};
+
+struct finished_trial {
+  trial_config config;
+  trial_result result;
+  reclaim::family family;  // of the scheme
+};
+
+nlohmann::ordered_json to_json(const finished_trial& t, const run_context& ctx);
+
+// A JSON Lines file opened for appending. Each record is one line written with a single write(2)
+// on an O_APPEND descriptor, so a crash or a concurrent writer never leaves a partial line.
+class jsonl_file {
+ public:
+  explicit jsonl_file(const std::string& path);  // creates the file if needed; throws usage_error
+  ~jsonl_file();
+  jsonl_file(const jsonl_file&) = delete;
+  jsonl_file& operator=(const jsonl_file&) = delete;
+
+  void append(const nlohmann::ordered_json& record);  // throws std::system_error if the write fails
+
+ private:
+  std::string path_;
+  int fd_;
+};
+
+// The per-trial table on stdout, printed row by row as trials finish.
+class trial_table {
+ public:
+  explicit trial_table(const registry& reg);
+  void print_header() const;
+  void print_row(const finished_trial& t) const;
+
+ private:
+  std::vector<std::size_t> widths_;
+  std::vector<bool> right_;
+};
+
+// Per (ds, threads) and scheme: median, min and max throughput over the trials, and the median
+// relative to the `none` median of the same (ds, threads) when `none` ran.
+void print_summary(const std::vector<finished_trial>& trials);
+
+// The loud line on stderr for a trial whose structure does not match its operations.
+void report_failure(const finished_trial& t);
+
+// "[7/18] hm_list debra threads=2 trial 1/3" on stderr, rewritten in place; only on a terminal.
+class progress {
+ public:
+  explicit progress(std::size_t total);
+  void show(std::size_t index, const trial_config& config, unsigned trials) const;  // 0-based
+  void clear() const;
+
+ private:
+  bool active_;
+  std::size_t total_;
+};
+
+// `reclaim-bench list`.
+void print_list(const registry& reg, const allocator_info& alloc);
+
+}  // namespace reclaim_bench

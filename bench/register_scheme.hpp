@@ -1,0 +1,30 @@
+// Registration of one scheme with every container; included only by the generated per-scheme
+// translation units (scheme.cpp.in), which is where the trial runner gets instantiated.
+#pragma once
+#include <string_view>
+
+#include <reclaim/concepts.hpp>
+
+#include "containers.hpp"
+#include "registry.hpp"
+#include "trial.hpp"
+
+namespace reclaim_bench {
+
+// Registers Scheme under `name`, and for each container either its trial runner or, when the
+// container does not meet the scheme's needs, the container's reason. An unsupported pair is never
+// instantiated: `if constexpr` discards the runner.
+template <reclaim::scheme Scheme>
+void register_scheme(registry& r, std::string_view name) {
+  r.add_scheme({name, Scheme::family, Scheme::bounds_garbage, Scheme::needs});
+  containers::all::for_each([&](auto container) {
+    using C = typename decltype(container)::type;
+    using DS = typename C::template type<Scheme>;
+    if constexpr (reclaim::protects<Scheme, DS>)
+      r.add_pairing({C::name, name, &run_trial<Scheme, DS>, {}});
+    else
+      r.add_pairing({C::name, name, nullptr, reclaim::applies<Scheme, DS>().why_not});
+  });
+}
+
+}  // namespace reclaim_bench

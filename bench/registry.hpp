@@ -1,0 +1,92 @@
+// The lab's registry: every scheme, every container, and for each (container, scheme) pair either a
+// function that runs one trial or the container's reason for refusing the scheme. It is filled by
+// the generated per-scheme translation units (bench/CMakeLists.txt, scheme.cpp.in) from the
+// library's own declarations, so the applicability matrix is never written by hand.
+#pragma once
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+#include <reclaim/concepts.hpp>
+
+namespace reclaim_bench {
+
+// One point of the sweep: what a trial runs.
+struct trial_config {
+  std::string_view ds;
+  std::string_view scheme;
+  unsigned threads = 1;
+  double seconds = 1;       // how long the workers run
+  unsigned trial = 1;       // 1-based; seeds the trial's random streams together with `seed`
+  std::int64_t keys = 2;    // keys are drawn uniformly from [0, keys)
+  unsigned insert_pct = 0;  // the rest of 100 - insert - delete are lookups
+  unsigned delete_pct = 0;
+  bool prefill = true;      // insert keys/2 distinct keys before measuring
+  std::uint64_t seed = 1;
+};
+
+// What a trial measured and found.
+struct trial_result {
+  std::uint64_t ops = 0;
+  double seconds = 0;  // measured: from the start barrier until every worker joined
+  // Counters are deltas over the measured interval; pending and pending_peak are as reported at the
+  // end of it (pending_peak covers the prefill too).
+  reclaim::stats stats;
+  std::uint64_t peak_rss_bytes = 0;  // VmHWM over the whole trial; 0 if unknown
+  std::uint64_t rss_bytes = 0;       // VmRSS at the end of the measured interval; 0 if unknown
+
+  // Validation: the structure must hold exactly what the successful operations put there.
+  std::int64_t expected_size = 0;
+  std::int64_t expected_key_sum = 0;
+  std::int64_t final_size = 0;
+  std::int64_t final_key_sum = 0;
+  bool well_formed = false;
+
+  bool checksum_ok() const {
+    return well_formed && final_size == expected_size && final_key_sum == expected_key_sum;
+  }
+};
+
+using trial_fn = trial_result (*)(const trial_config&);
+
+struct scheme_info {
+  std::string_view name;
+  reclaim::family family;
+  bool bounds_garbage;
+  unsigned needs;  // reclaim::needs bits
+};
+
+// A (container, scheme) pair: runnable, or refused with the container's reason.
+struct pairing {
+  std::string_view ds;
+  std::string_view scheme;
+  trial_fn run = nullptr;  // null when the scheme does not apply to the container
+  std::string_view why_not;
+
+  bool supported() const { return run != nullptr; }
+};
+
+class registry {
+ public:
+  void add_scheme(const scheme_info& s);
+  void add_pairing(const pairing& p);  // registers p.ds as a container on first sight
+
+  // In registration order.
+  const std::vector<scheme_info>& schemes() const { return schemes_; }
+  const std::vector<std::string_view>& containers() const { return containers_; }
+  std::vector<std::string_view> scheme_names() const;
+
+  const scheme_info* find_scheme(std::string_view name) const;    // null if unknown
+  const pairing* find(std::string_view ds, std::string_view scheme) const;  // null if unknown
+
+ private:
+  std::vector<scheme_info> schemes_;
+  std::vector<std::string_view> containers_;
+  std::vector<pairing> pairings_;
+};
+
+// Every scheme listed in bench/CMakeLists.txt, each with every container (generated from
+// schemes.cpp.in).
+registry all_schemes();
+
+}  // namespace reclaim_bench

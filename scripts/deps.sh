@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Installs the Debian/Ubuntu packages that `make bench` or `make test` needs, when they are missing.
+# As root it runs apt-get; otherwise it prints the one line to run and fails.
+#   scripts/deps.sh bench|test
+set -euo pipefail
+
+build=(cmake ninja-build g++ pkg-config)
+bench=(libcli11-dev nlohmann-json3-dev libfmt-dev)
+test=(libgtest-dev python3)
+
+case "${1:-}" in
+  bench) wanted=("${build[@]}" "${bench[@]}") ;;
+  test) wanted=("${build[@]}" "${bench[@]}" "${test[@]}") ;;
+  *) echo "usage: $0 bench|test" >&2; exit 2 ;;
+esac
+
+missing=()
+for pkg in "${wanted[@]}"; do
+  dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+if [ "$(id -u)" -eq 0 ]; then
+  echo "deps: installing ${missing[*]}" >&2
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+else
+  echo "deps: missing packages; run: sudo apt-get install -y ${missing[*]}" >&2
+  exit 1
+fi

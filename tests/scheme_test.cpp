@@ -1,0 +1,902 @@
+// The promises every reclamation scheme makes, checked for each scheme by typed tests: add a scheme
+// to the lists below and it runs the whole suite.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <thread>
+#include <vector>
+
+#include "test_support.hpp"
+
+namespace {
+
+using namespace reclaim_test;
+using reclaim::debra;
+using reclaim::hp;
+using reclaim::none;
+
+// Every scheme, including the baseline that frees nothing while its domain lives.
+using all_schemes = ::testing::Types<none, debra<>, hp<>, debra<reclaim::check_every<5>>,
+                                     hp<reclaim::slots<8>>>;
+// Schemes that free while the domain lives.
+using reclaiming_schemes =
+    ::testing::Types<debra<>, hp<>, debra<reclaim::check_every<5>>, hp<reclaim::slots<8>>>;
+
+template <class S>
+class every_scheme : public ::testing::Test {};
+TYPED_TEST_SUITE(every_scheme, all_schemes);
+
+template <class S>
+class reclaiming_scheme : public ::testing::Test {};
+TYPED_TEST_SUITE(reclaiming_scheme, reclaiming_schemes);
+
+// The counter that shows a scheme's reclamation machinery at work: scans for pointer schemes,
+// epoch advances for epoch schemes.
+template <class S>
+std::uint64_t progress_of(const reclaim::stats& s) {
+  if constexpr (S::family == reclaim::family::pointer)
+    return s.scans;
+  else if constexpr (S::family == reclaim::family::epoch)
+    return s.epochs;
+  else
+    return 0;
+}
+
+// One step of work by a live thread that lets the scheme reclaim: an epoch scheme needs operations
+// (it frees when it sees the epoch move), a pointer scheme needs retires (it frees when it scans).
+template <class S>
+void make_progress(typename S::domain& domain, std::atomic<long>& fillers_destroyed) {
+  if constexpr (S::family == reclaim::family::pointer)
+    retire_one<S>(domain, fillers_destroyed);
+  else
+    empty_operation<S>(domain);
+}
+
+// Enough retires to force several scans or epoch attempts.
+template <class S>
+long churn_count() {
+  return std::max<long>(scaled(4000), 2000);
+}
+
+// A thread that protects a node (the victim) the way the scheme requires: it holds a guard started
+// before the victim is retired and, for pointer schemes, the victim in hazard slot `slot`. It keeps
+// the protection until told to release, reads the victim once more, ends its guard and then stays
+// alive (its record in use) until told to exit, so that what frees the victim is the guard's end,
+// not the thread's exit.
+template <class S>
+class protector {
+ public:
+  // victim_destroyed must outlive the domain: the domain may be what frees the victim.
+  protector(typename S::domain& domain, std::atomic<long>& victim_destroyed, bool nested,
+            unsigned slot = 0)
+      : victim_destroyed(victim_destroyed), domain_(domain),
+        shared_(new tracked<S>(victim_destroyed, 42)) {
+    thread_ = std::thread([this, nested, slot] { run(nested, slot); });
+    protecting_.wait();
+  }
+  ~protector() {
+    may_release_.open();
+    may_exit_.open();
+    if (thread_.joinable()) thread_.join();
+  }
+
+  // On the calling thread: unlink the victim from where the protector read it, and retire it.
+  void unlink_and_retire() {
+    typename S::guard g(domain_);
+    tracked<S>* victim = shared_.exchange(nullptr, std::memory_order_acq_rel);
+    g.retire(victim);
+  }
+  void release() {
+    may_release_.open();
+    released_.wait();
+  }
+  void exit() {
+    may_exit_.open();
+    thread_.join();
+  }
+  bool read_intact_victim() const { return intact_.load(); }
+
+  std::atomic<long>& victim_destroyed;
+
+ private:
+  void run(bool nested, unsigned slot) {
+    {
+      typename S::guard g(domain_);
+      tracked<S>* p = g.protect(shared_, slot);
+      if (nested) {
+        // An inner guard on the same thread protects another node (in another slot) and ends;
+        // the outer guard's protection must survive that.
+        typename S::guard inner(domain_);
+        tracked<S>* b = inner.protect(bystander_, slot + 1);
+        bystander_ok_ = b != nullptr && b->payload == 7;
+      }
+      protecting_.open();
+      may_release_.wait();
+      intact_ = p != nullptr && p->payload == 42 && (!nested || bystander_ok_);
+    }
+    released_.open();
+    may_exit_.wait();
+  }
+
+  typename S::domain& domain_;
+  std::atomic<tracked<S>*> shared_;
+  std::atomic<long> bystander_destroyed_{0};
+  std::unique_ptr<tracked<S>> bystander_owner_ = std::make_unique<tracked<S>>(bystander_destroyed_, 7);
+  std::atomic<tracked<S>*> bystander_{bystander_owner_.get()};
+  bool bystander_ok_ = false;
+  std::atomic<bool> intact_{false};
+  gate protecting_, may_release_, released_, may_exit_;
+  std::thread thread_;
+};
+
+// ---------------------------------------------------------------------------------------------
+// 1 and 6: protection
+
+template <class S>
+void check_survives_while_protected(bool nested) {
+  std::atomic<long> victim_destroyed{0}, fillers{0};
+  typename S::domain domain;
+  protector<S> p(domain, victim_destroyed, nested);
+  p.unlink_and_retire();
+  retire_many<S>(domain, fillers, churn_count<S>());
+  EXPECT_EQ(p.victim_destroyed.load(), 0) << "freed while a thread still protected it";
+  if constexpr (S::family == reclaim::family::pointer) {
+    // The churn did run scans, and they freed the unprotected nodes: only the victim was kept.
+    EXPECT_GT(domain.stats().scans, 0u);
+    EXPECT_GT(fillers.load(), 0);
+  }
+  p.release();
+  EXPECT_TRUE(p.read_intact_victim()) << "the protector saw a damaged node";
+  EXPECT_EQ(p.victim_destroyed.load(), 0);
+  p.exit();
+}
+
+template <class S>
+void check_freed_once_protection_ends(bool nested) {
+  std::atomic<long> victim_destroyed{0}, fillers{0};
+  typename S::domain domain;
+  protector<S> p(domain, victim_destroyed, nested);
+  p.unlink_and_retire();
+  retire_many<S>(domain, fillers, churn_count<S>());
+  ASSERT_EQ(p.victim_destroyed.load(), 0);
+  p.release();
+  // The protector's thread is still alive (its record in use); only its guard ended.
+  bool freed = eventually([&] {
+    for (int i = 0; i < 64; ++i) retire_one<S>(domain, fillers);
+    return p.victim_destroyed.load() == 1;
+  });
+  EXPECT_TRUE(freed) << "the victim was never freed after its protection ended";
+  EXPECT_TRUE(p.read_intact_victim());
+  p.exit();
+  EXPECT_EQ(p.victim_destroyed.load(), 1);
+}
+
+TYPED_TEST(reclaiming_scheme, retired_node_survives_while_protected) {
+  check_survives_while_protected<TypeParam>(false);
+}
+
+TYPED_TEST(reclaiming_scheme, retired_node_is_freed_once_protection_ends) {
+  check_freed_once_protection_ends<TypeParam>(false);
+}
+
+TYPED_TEST(reclaiming_scheme, nested_guard_ending_keeps_outer_protection) {
+  check_survives_while_protected<TypeParam>(true);
+}
+
+TYPED_TEST(reclaiming_scheme, nested_guards_release_at_outermost_end) {
+  check_freed_once_protection_ends<TypeParam>(true);
+}
+
+// ---------------------------------------------------------------------------------------------
+// 2: everything retired is freed
+
+TYPED_TEST(every_scheme, everything_retired_is_freed_by_domain_destruction) {
+  using S = TypeParam;
+  std::atomic<long> destroyed{0};
+  constexpr int thread_count = 4;
+  const long per_thread = scaled(5000);
+  auto domain = std::make_unique<typename S::domain>();
+  std::vector<std::thread> threads;
+  for (int t = 0; t < thread_count; ++t)
+    threads.emplace_back([&] { retire_many<S>(*domain, destroyed, per_thread); });
+  for (auto& t : threads) t.join();
+  auto s = domain->stats();
+  EXPECT_EQ(s.retired, static_cast<std::uint64_t>(thread_count * per_thread));
+  EXPECT_EQ(s.freed, static_cast<std::uint64_t>(destroyed.load()));
+  domain.reset();
+  EXPECT_EQ(destroyed.load(), thread_count * per_thread);
+}
+
+// For hazard pointers the bound holds whatever the threads do, so two workers run. For an epoch
+// scheme it holds only while no thread is held up inside an operation, and with two workers one of
+// them may be preempted there at any time (the stall test below pins that down): one worker runs,
+// so that the bound is deterministic.
+TYPED_TEST(reclaiming_scheme, operations_keep_pending_bounded_and_freed_growing) {
+  using S = TypeParam;
+  std::atomic<long> destroyed{0};
+  typename S::domain domain;
+  std::atomic<bool> stop{false};
+  constexpr int workers = S::family == reclaim::family::pointer ? 2 : 1;
+  std::vector<std::thread> threads;
+  for (int t = 0; t < workers; ++t)
+    threads.emplace_back([&] {
+      while (!stop.load(std::memory_order_relaxed)) retire_one<S>(domain, destroyed);
+    });
+  std::uint64_t max_pending = 0;
+  std::vector<std::uint64_t> freed_while_running;
+  auto end = std::chrono::steady_clock::now() + stress_time();
+  while (std::chrono::steady_clock::now() < end) {
+    auto s = domain.stats();  // stats() does not register the sampling thread
+    max_pending = std::max(max_pending, s.pending);
+    freed_while_running.push_back(s.freed);
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  stop = true;
+  for (auto& t : threads) t.join();
+  auto s = domain.stats();
+  ASSERT_GE(freed_while_running.size(), 4u);
+  EXPECT_GT(freed_while_running[freed_while_running.size() / 2], 0u);
+  EXPECT_GT(freed_while_running.back(), freed_while_running[freed_while_running.size() / 2])
+      << "nothing was freed in the second half of the run";
+  EXPECT_GT(s.freed, 0u);
+  if constexpr (S::family == reclaim::family::pointer) {
+    // Each thread holds at most R retired nodes before it scans, plus the nodes protected then.
+    const std::uint64_t bound = workers * (domain.scan_threshold() + S::slot_count * workers);
+    EXPECT_LE(max_pending, bound);
+  } else if constexpr (requires { S::check_interval; }) {
+    // DEBRA, one thread: the epoch advances every K operations and each of the three bags holds
+    // the retires of one epoch.
+    const std::uint64_t bound = 3 * (S::check_interval + 1);
+    EXPECT_LE(max_pending, bound) << "retired " << s.retired;
+  } else {
+    EXPECT_LT(max_pending, s.retired / 4) << "retired " << s.retired;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// 3: stats
+
+TYPED_TEST(every_scheme, stats_count_retires_and_frees) {
+  using S = TypeParam;
+  std::atomic<long> destroyed{0};
+  typename S::domain domain;
+  EXPECT_EQ(domain.stats().retired, 0u);
+  const long n = churn_count<S>();
+  retire_many<S>(domain, destroyed, n);
+  auto s = domain.stats();
+  EXPECT_EQ(s.retired, static_cast<std::uint64_t>(n));
+  EXPECT_LE(s.freed, s.retired);
+  EXPECT_EQ(s.freed, static_cast<std::uint64_t>(destroyed.load())) << "freed must count destructions";
+  EXPECT_EQ(s.pending, s.retired - s.freed);
+  EXPECT_GE(s.pending_peak, s.pending);
+  EXPECT_EQ(s.threads, 1u);
+  EXPECT_EQ(s.signals, 0u);
+  if constexpr (S::family == reclaim::family::none) {
+    EXPECT_EQ(s.freed, 0u);
+    EXPECT_EQ(s.pending_peak, static_cast<std::uint64_t>(n));
+  } else {
+    EXPECT_GT(progress_of<S>(s), 0u) << "no scan or epoch advance after " << n << " retires";
+    EXPECT_GT(s.freed, 0u);
+  }
+}
+
+TYPED_TEST(every_scheme, stats_sum_over_threads) {
+  using S = TypeParam;
+  std::atomic<long> destroyed{0};
+  typename S::domain domain;
+  constexpr int thread_count = 4;
+  const long per_thread = scaled(2000);
+  std::atomic<int> done{0};
+  gate may_exit;
+  retire_one<S>(domain, destroyed);  // main registers too
+  std::vector<std::thread> threads;
+  for (int t = 0; t < thread_count; ++t)
+    threads.emplace_back([&] {
+      retire_many<S>(domain, destroyed, per_thread);
+      done.fetch_add(1);
+      may_exit.wait();
+    });
+  while (done.load() < thread_count) std::this_thread::yield();
+  auto s = domain.stats();
+  EXPECT_EQ(s.threads, static_cast<std::uint64_t>(thread_count + 1));
+  EXPECT_EQ(s.retired, static_cast<std::uint64_t>(thread_count * per_thread + 1));
+  EXPECT_EQ(s.pending, s.retired - s.freed);
+  may_exit.open();
+  for (auto& t : threads) t.join();
+  s = domain.stats();
+  EXPECT_EQ(s.threads, 1u);
+  EXPECT_EQ(s.retired, static_cast<std::uint64_t>(thread_count * per_thread + 1));
+  EXPECT_LE(s.freed, s.retired);
+  EXPECT_EQ(s.freed, static_cast<std::uint64_t>(destroyed.load()));
+  EXPECT_EQ(s.pending, s.retired - s.freed);
+  EXPECT_GE(s.pending_peak, s.pending);
+}
+
+// ---------------------------------------------------------------------------------------------
+// 4: garbage of exited threads
+
+TYPED_TEST(reclaiming_scheme, garbage_of_an_exited_thread_is_freed_by_live_threads) {
+  using S = TypeParam;
+  std::atomic<long> victim_destroyed{0}, others_destroyed{0}, fillers{0};
+  typename S::domain domain;
+  // A protector keeps the victim alive while its retiring thread exits, so that the thread cannot
+  // free it on its way out (whatever it does at exit): the victim must be handed over.
+  protector<S> p(domain, victim_destroyed, false);
+  const long others = 49;  // with the victim, below hp's scan threshold
+  std::thread([&] {
+    p.unlink_and_retire();
+    retire_many<S>(domain, others_destroyed, others);
+  }).join();
+  auto s = domain.stats();
+  EXPECT_EQ(s.retired, static_cast<std::uint64_t>(others + 1));
+  EXPECT_EQ(s.threads, 1u) << "only the protector's record is still in use";
+  EXPECT_GT(s.pending, 0u);
+  EXPECT_EQ(p.victim_destroyed.load(), 0);
+  p.release();  // the protector's thread stays alive; only its guard ends
+
+  // A live thread that keeps running operations frees the handed-over garbage before the domain
+  // dies.
+  std::thread live([&] {
+    bool all = eventually([&] {
+      make_progress<S>(domain, fillers);
+      auto now = domain.stats();
+      return p.victim_destroyed.load() == 1 && now.freed == now.retired;
+    });
+    EXPECT_TRUE(all) << "garbage of the exited thread was not adopted: victim freed "
+                     << p.victim_destroyed.load() << ", others freed " << others_destroyed.load()
+                     << " of " << others;
+  });
+  live.join();
+  s = domain.stats();
+  EXPECT_EQ(others_destroyed.load(), others);
+  EXPECT_EQ(s.pending, 0u);
+  EXPECT_EQ(s.freed, s.retired);
+  p.exit();
+}
+
+// ---------------------------------------------------------------------------------------------
+// 5 and 9: the thread registry seen through a scheme
+
+TYPED_TEST(every_scheme, registers_a_thread_on_first_use_and_releases_it_on_exit) {
+  using S = TypeParam;
+  std::atomic<long> destroyed{0};
+  typename S::domain domain;
+  EXPECT_EQ(domain.stats().threads, 0u) << "stats() must not register the caller";
+  retire_one<S>(domain, destroyed);
+  EXPECT_EQ(domain.stats().threads, 1u);
+  retire_one<S>(domain, destroyed);
+  EXPECT_EQ(domain.stats().threads, 1u) << "a second use must not register again";
+
+  gate used, may_exit;
+  std::thread other([&] {
+    retire_one<S>(domain, destroyed);
+    used.open();
+    may_exit.wait();
+  });
+  used.wait();
+  EXPECT_EQ(domain.stats().threads, 2u);
+  may_exit.open();
+  other.join();
+  EXPECT_EQ(domain.stats().threads, 1u) << "an exited thread's record is still in use";
+  EXPECT_EQ(domain.stats().retired, 3u);
+}
+
+TYPED_TEST(every_scheme, exited_threads_release_their_records) {
+  using S = TypeParam;
+  std::atomic<long> destroyed{0};
+  typename S::domain domain;
+  constexpr int rounds = 50;
+  for (int i = 0; i < rounds; ++i) {
+    std::thread([&] { retire_many<S>(domain, destroyed, 3); }).join();
+    ASSERT_EQ(domain.stats().threads, 0u) << "after thread " << i;
+  }
+  auto s = domain.stats();
+  EXPECT_EQ(s.retired, 3u * rounds);
+  EXPECT_EQ(s.freed, static_cast<std::uint64_t>(destroyed.load()));
+}
+
+TYPED_TEST(every_scheme, domain_may_be_destroyed_before_a_thread_that_used_it_exits) {
+  using S = TypeParam;
+  std::atomic<long> destroyed{0};
+  auto first = std::make_unique<typename S::domain>();
+  std::unique_ptr<typename S::domain> second;
+  gate used_first, first_gone, used_second, may_exit;
+  std::uint64_t threads_on_second = 0;
+  std::thread user([&] {
+    retire_one<S>(*first, destroyed);
+    used_first.open();
+    first_gone.wait();
+    // A domain made after the first died (quite possibly at the same address) is a new domain:
+    // this thread registers there afresh.
+    retire_one<S>(*second, destroyed);
+    threads_on_second = second->stats().threads;
+    used_second.open();
+    may_exit.wait();
+  });
+  used_first.wait();
+  first.reset();
+  EXPECT_EQ(destroyed.load(), 1) << "the first domain must free its garbage when destroyed";
+  second = std::make_unique<typename S::domain>();
+  first_gone.open();
+  used_second.wait();
+  EXPECT_EQ(threads_on_second, 1u);
+  may_exit.open();
+  user.join();  // exits after the first domain died: must not touch it
+  EXPECT_EQ(second->stats().threads, 0u);
+  EXPECT_EQ(second->stats().retired, 1u);
+  second.reset();
+  EXPECT_EQ(destroyed.load(), 2);
+}
+
+TYPED_TEST(every_scheme, a_thread_alternating_between_domains_keeps_one_record_in_each) {
+  using S = TypeParam;
+  std::atomic<long> destroyed{0};
+  typename S::domain first, second;
+  gate done, may_exit;
+  std::thread user([&] {
+    for (int i = 0; i < 100; ++i) {
+      retire_one<S>(first, destroyed);
+      retire_one<S>(second, destroyed);
+    }
+    done.open();
+    may_exit.wait();
+  });
+  done.wait();
+  for (auto* d : {&first, &second}) {
+    EXPECT_EQ(d->stats().threads, 1u);
+    EXPECT_EQ(d->stats().retired, 100u);
+    if constexpr (requires { d->scan_threshold(); }) {
+      EXPECT_EQ(d->scan_threshold(), 100u + 2u * S::slot_count) << "more than one record per domain";
+    }
+  }
+  may_exit.open();
+  user.join();
+  EXPECT_EQ(first.stats().threads, 0u);
+  EXPECT_EQ(second.stats().threads, 0u);
+}
+
+// A thread's exit and its domain's destruction may happen at the same time: either the thread hands
+// its garbage over first, or it finds the domain closed and leaves it alone.
+TYPED_TEST(every_scheme, a_thread_may_exit_while_its_domain_is_destroyed) {
+  using S = TypeParam;
+  std::atomic<long> destroyed{0};
+  const int rounds = static_cast<int>(scaled(40));
+  for (int i = 0; i < rounds; ++i) {
+    auto domain = std::make_unique<typename S::domain>();
+    gate used, go;
+    std::thread user([&] {
+      retire_one<S>(*domain, destroyed);
+      used.open();
+      go.wait();
+    });
+    used.wait();
+    go.open();
+    domain.reset();  // races with the user's exit
+    user.join();
+  }
+  EXPECT_EQ(destroyed.load(), rounds);
+}
+
+// One long-lived thread using many short-lived domains, one after another.
+TYPED_TEST(every_scheme, a_thread_may_use_many_short_lived_domains) {
+  using S = TypeParam;
+  std::atomic<long> destroyed{0};
+  constexpr int domains = 100;
+  for (int i = 0; i < domains; ++i) {
+    typename S::domain domain;
+    retire_one<S>(domain, destroyed);
+    retire_one<S>(domain, destroyed);
+    EXPECT_EQ(domain.stats().threads, 1u);
+    EXPECT_EQ(domain.stats().retired, 2u);
+  }
+  EXPECT_EQ(destroyed.load(), 2 * domains);
+}
+
+// ---------------------------------------------------------------------------------------------
+// 8: custom deleter
+
+template <class S>
+struct deleter_calls {
+  static inline std::atomic<int> count{0};
+};
+
+template <class S>
+void counting_deleter(tracked<S>* node) {
+  deleter_calls<S>::count.fetch_add(1);
+  delete node;
+}
+
+TYPED_TEST(every_scheme, custom_deleter_runs_exactly_once) {
+  using S = TypeParam;
+  deleter_calls<S>::count = 0;
+  std::atomic<long> destroyed{0}, fillers{0};
+  {
+    typename S::domain domain;
+    {
+      typename S::guard g(domain);
+      g.template retire<&counting_deleter<S>>(new tracked<S>(destroyed));
+    }
+    if constexpr (S::family != reclaim::family::none) {
+      bool freed = eventually([&] {
+        for (int i = 0; i < 64; ++i) retire_one<S>(domain, fillers);
+        return deleter_calls<S>::count.load() > 0;
+      });
+      EXPECT_TRUE(freed);
+      EXPECT_EQ(deleter_calls<S>::count.load(), 1);
+    } else {
+      EXPECT_EQ(deleter_calls<S>::count.load(), 0);
+    }
+  }
+  EXPECT_EQ(deleter_calls<S>::count.load(), 1);
+  EXPECT_EQ(destroyed.load(), 1);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Scheme-specific promises
+
+TEST(none_scheme, frees_nothing_until_the_domain_is_destroyed) {
+  std::atomic<long> destroyed{0};
+  const long n = scaled(5000);
+  {
+    none::domain domain;
+    std::thread([&] { retire_many<none>(domain, destroyed, n); }).join();
+    retire_many<none>(domain, destroyed, n);
+    auto s = domain.stats();
+    EXPECT_EQ(destroyed.load(), 0);
+    EXPECT_EQ(s.freed, 0u);
+    EXPECT_EQ(s.pending, static_cast<std::uint64_t>(2 * n));
+    EXPECT_EQ(s.epochs + s.scans, 0u);
+  }
+  EXPECT_EQ(destroyed.load(), 2 * n);
+}
+
+// 7: hazard pointers bound garbage whatever other threads do.
+TEST(hp_scheme, garbage_stays_bounded_while_a_thread_holds_protections_forever) {
+  using S = hp<>;
+  std::atomic<long> victims_destroyed{0}, fillers{0};
+  S::domain domain;
+  std::atomic<tracked<S>*> shared[S::slot_count];
+  for (auto& s : shared) s = new tracked<S>(victims_destroyed, 1);
+  gate protecting, may_release, released;
+  std::thread holder([&] {
+    {
+      S::guard g(domain);
+      for (unsigned i = 0; i < S::slot_count; ++i) g.protect(shared[i], i);
+      protecting.open();
+      may_release.wait();
+    }
+    released.open();
+  });
+  protecting.wait();
+  {
+    S::guard g(domain);
+    for (auto& s : shared) g.retire(s.exchange(nullptr));
+  }
+  const std::uint64_t threshold = domain.scan_threshold();
+  const std::uint64_t hazards = S::slot_count * 2;  // two records
+  std::uint64_t max_pending = 0;
+  const long n = 20 * static_cast<long>(threshold);
+  for (long i = 0; i < n; ++i) {
+    retire_one<S>(domain, fillers);
+    max_pending = std::max(max_pending, domain.stats().pending);
+  }
+  auto s = domain.stats();
+  EXPECT_LT(max_pending, threshold + hazards) << "threshold " << threshold;
+  EXPECT_LE(s.pending_peak, threshold + hazards);
+  EXPECT_GE(s.pending_peak + reclaim::core::pending_gauge::flush_interval, threshold)
+      << "pending_peak misses the garbage held just before a scan";
+  EXPECT_GE(s.scans, static_cast<std::uint64_t>(n) / threshold - 1);
+  EXPECT_EQ(victims_destroyed.load(), 0);
+  may_release.open();
+  released.wait();
+  bool freed = eventually([&] {
+    retire_one<S>(domain, fillers);
+    return victims_destroyed.load() == static_cast<long>(S::slot_count);
+  });
+  EXPECT_TRUE(freed);
+  holder.join();
+}
+
+// 5: a record per thread at a time, not per thread ever; with hp the scan threshold shows it.
+TEST(hp_scheme, sequential_threads_reuse_one_record) {
+  using S = hp<>;
+  std::atomic<long> destroyed{0};
+  S::domain domain;
+  for (int i = 0; i < 50; ++i) {
+    std::thread([&] { retire_many<S>(domain, destroyed, 3); }).join();
+    ASSERT_EQ(domain.stats().threads, 0u);
+  }
+  // R = 100 + 2 x slots x records: one record was created and reused by all 50 threads.
+  EXPECT_EQ(domain.scan_threshold(), 100u + 2u * S::slot_count);
+}
+
+// Records are created for the peak number of threads alive at once, then reused.
+TEST(hp_scheme, records_grow_only_to_the_peak_number_of_concurrent_threads) {
+  using S = hp<>;
+  std::atomic<long> destroyed{0};
+  S::domain domain;
+  constexpr int wave = 8;
+  for (int round = 0; round < 4; ++round) {
+    std::atomic<int> arrived{0};
+    gate may_exit;
+    std::vector<std::thread> threads;
+    for (int t = 0; t < wave; ++t)
+      threads.emplace_back([&] {
+        retire_one<S>(domain, destroyed);
+        arrived.fetch_add(1);
+        may_exit.wait();
+      });
+    while (arrived.load() < wave) std::this_thread::yield();
+    EXPECT_EQ(domain.stats().threads, static_cast<std::uint64_t>(wave));
+    may_exit.open();
+    for (auto& t : threads) t.join();
+    EXPECT_EQ(domain.stats().threads, 0u);
+    EXPECT_EQ(domain.scan_threshold(), 100u + 2u * S::slot_count * wave) << "round " << round;
+  }
+}
+
+// hp promises bounded garbage (bounds_garbage = true, "at most R + H per thread, whatever other
+// threads do"). Garbage an exiting thread hands over is adopted only by a scan, and a thread scans
+// only when its own list reaches R. Here each thread retires fewer than R nodes and exits: a
+// bounded scheme must not let the handed-over garbage pile up with the number of threads that came
+// and went.
+TEST(hp_scheme, garbage_stays_bounded_while_threads_come_and_go) {
+  using S = hp<>;
+  std::atomic<long> destroyed{0};
+  S::domain domain;
+  const long per_thread = 100;  // below R = 100 + 2 x 4 x 1 = 108: no thread scans on its own
+  std::uint64_t max_pending = 0;
+  for (int i = 0; i < 50; ++i) {
+    std::thread([&] { retire_many<S>(domain, destroyed, per_thread); }).join();
+    max_pending = std::max(max_pending, domain.stats().pending);
+  }
+  const std::uint64_t bound = 2 * (domain.scan_threshold() + S::slot_count);
+  EXPECT_LE(max_pending, bound) << "garbage of exited threads accumulates: " << max_pending
+                                << " nodes pending with no thread alive and nothing protected";
+}
+
+// A node read under a hazard may be freed once the hazard moves on to another node; the reads made
+// under it must happen before that free. Only the slot carries that order from the reader to the
+// reclaimer (the reader and the reclaimer synchronize through nothing else here), so the store that
+// moves the hazard must be a release, as the store that clears it in end() is. A relaxed store is a
+// data race in the C++ memory model (and a real one on ARM or POWER, where the earlier load may be
+// satisfied after the new hazard is visible); ThreadSanitizer reports it.
+TEST(hp_scheme, moving_a_hazard_orders_earlier_reads_before_the_free) {
+  using S = hp<>;
+  std::atomic<long> a_destroyed{0}, b_destroyed{0}, fillers{0};
+  S::domain domain;
+  auto* a = new tracked<S>(a_destroyed, 1);
+  auto* b = new tracked<S>(b_destroyed, 2);
+  std::atomic<tracked<S>*> src_a{a}, src_b{b};
+  std::atomic<bool> moved{false};  // relaxed on purpose: it must not synchronize
+  std::atomic<long> seen{0};
+  gate may_exit;
+  std::thread reader([&] {
+    S::guard g(domain);
+    tracked<S>* p = g.protect(src_a, 0);
+    long v = p->payload;           // a plain read under the hazard
+    tracked<S>* q = g.protect(src_b, 0);  // the hazard moves on to b
+    seen.store(v + q->payload, std::memory_order_relaxed);
+    moved.store(true, std::memory_order_relaxed);
+    may_exit.wait();
+  });
+  while (!moved.load(std::memory_order_relaxed)) std::this_thread::yield();
+  {
+    S::guard g(domain);
+    g.retire(src_a.exchange(nullptr));
+  }
+  EXPECT_TRUE(eventually([&] {
+    retire_one<S>(domain, fillers);
+    return a_destroyed.load() == 1;
+  }));
+  EXPECT_EQ(b_destroyed.load(), 0);
+  may_exit.open();
+  reader.join();
+  EXPECT_EQ(seen.load(), 3);
+  delete src_b.load();
+}
+
+TEST(hp_scheme, slots_policy_gives_that_many_slots) {
+  using S = hp<reclaim::slots<8>>;
+  static_assert(S::slot_count == 8 && S::guard::slot_count == 8);
+  static_assert(hp<>::slot_count == 4);
+  static_assert(std::is_same_v<hp<reclaim::slots<8>, reclaim::batch_free>::free_policy,
+                               reclaim::batch_free>);
+  std::atomic<long> victims_destroyed{0}, fillers{0};
+  S::domain domain;
+  std::atomic<tracked<S>*> shared[8];
+  for (auto& s : shared) s = new tracked<S>(victims_destroyed, 1);
+  gate protecting, may_release;
+  std::thread holder([&] {
+    S::guard g(domain);
+    for (unsigned i = 0; i < 8; ++i) g.protect(shared[i], i);
+    protecting.open();
+    may_release.wait();
+  });
+  protecting.wait();
+  {
+    S::guard g(domain);
+    for (auto& s : shared) g.retire(s.exchange(nullptr));
+  }
+  EXPECT_EQ(domain.scan_threshold(), 100u + 2u * 8u * 2u);
+  retire_many<S>(domain, fillers, 10 * static_cast<long>(domain.scan_threshold()));
+  EXPECT_EQ(victims_destroyed.load(), 0) << "a node protected in one of the 8 slots was freed";
+  EXPECT_GT(fillers.load(), 0);
+  may_release.open();
+  holder.join();
+  EXPECT_TRUE(eventually([&] {
+    retire_one<S>(domain, fillers);
+    return victims_destroyed.load() == 8;
+  }));
+}
+
+// 7: with DEBRA a thread stalled inside an operation stops the epoch: garbage is unbounded (as
+// documented). This test pins that behaviour down.
+TEST(debra_scheme, garbage_grows_while_a_thread_stalls_in_an_operation) {
+  using S = debra<>;
+  std::atomic<long> destroyed{0};
+  S::domain domain;
+  gate stalled, may_resume;
+  std::thread staller([&] {
+    {
+      S::guard g(domain);
+      stalled.open();
+      may_resume.wait();
+    }
+  });
+  stalled.wait();
+  const long n = scaled(4000);
+  retire_many<S>(domain, destroyed, n);
+  auto s1 = domain.stats();
+  retire_many<S>(domain, destroyed, n);
+  auto s2 = domain.stats();
+  EXPECT_EQ(s1.freed, 0u);
+  EXPECT_EQ(s2.freed, 0u) << "freed while a thread that may hold the nodes is inside an operation";
+  EXPECT_EQ(s1.pending, static_cast<std::uint64_t>(n));
+  EXPECT_EQ(s2.pending, static_cast<std::uint64_t>(2 * n)) << "garbage grows with every retire";
+  EXPECT_LE(s2.epochs, 1u) << "the epoch moved past a thread stalled in an older epoch";
+  EXPECT_GE(s2.pending_peak + reclaim::core::pending_gauge::flush_interval,
+            static_cast<std::uint64_t>(2 * n));
+  may_resume.open();
+  staller.join();
+  EXPECT_TRUE(eventually([&] {
+    empty_operation<S>(domain);
+    return destroyed.load() == 2 * n;
+  })) << "garbage was not freed after the stalled thread resumed";
+  EXPECT_EQ(domain.stats().pending, 0u);
+}
+
+// Why DEBRA needs three bags: a node retired by a thread that announced epoch e can still be read by
+// a thread that began its operation in e+1 (after the epoch moved, before the node was unlinked),
+// and that reader lets the epoch reach e+2. The retirer sees two epoch changes, e+1 and e+2; if it
+// freed the node then (two bags), the reader would be reading freed memory.
+TEST(debra_scheme, node_survives_a_reader_that_began_one_epoch_after_the_retirer) {
+  using S = debra<>;
+  std::atomic<long> victim_destroyed{0};
+  S::domain domain;
+  auto epochs = [&] { return domain.stats().epochs; };
+  std::atomic<tracked<S>*> shared{new tracked<S>(victim_destroyed, 42)};
+  gate retirer_in_op, advanced, reader_in_op, retirer_churned, may_release, released, may_finish;
+  std::atomic<bool> reader_saw_intact{false}, freed_in_the_end{false};
+
+  std::thread retirer([&] {
+    {
+      S::guard g(domain);  // announces epoch e
+      retirer_in_op.open();
+      reader_in_op.wait();
+      g.retire(shared.exchange(nullptr));  // unlinked while the reader holds it
+    }
+    // Plenty of operations: the retirer sees the epoch move to e+1 and e+2, no further.
+    for (int i = 0; i < 2000; ++i) empty_operation<S>(domain);
+    retirer_churned.open();
+    may_finish.wait();
+    freed_in_the_end = eventually([&] {
+      empty_operation<S>(domain);
+      return victim_destroyed.load() == 1;
+    });
+  });
+  std::thread reader([&] {
+    advanced.wait();
+    {
+      S::guard g(domain);  // announces epoch e+1
+      tracked<S>* p = g.protect(shared, 0);
+      reader_in_op.open();
+      may_release.wait();
+      reader_saw_intact = p != nullptr && p->payload == 42;
+    }
+    released.open();
+  });
+
+  retirer_in_op.wait();
+  const std::uint64_t e0 = epochs();
+  // Move the epoch to e+1 (the retirer announced e, the current one, so that is allowed); it cannot
+  // go further while the retirer stays in its operation.
+  ASSERT_TRUE(eventually([&] {
+    empty_operation<S>(domain);
+    return epochs() == e0 + 1;
+  }));
+  advanced.open();
+  retirer_churned.wait();
+  EXPECT_EQ(epochs(), e0 + 2) << "the epoch should have moved once past the retirer, then stopped "
+                                 "at the reader";
+  EXPECT_EQ(victim_destroyed.load(), 0) << "freed after two epoch changes while a reader of e+1 "
+                                           "still held it";
+  may_release.open();
+  released.wait();
+  EXPECT_TRUE(reader_saw_intact.load());
+  may_finish.open();
+  retirer.join();
+  reader.join();
+  EXPECT_TRUE(freed_in_the_end.load());
+}
+
+// 5: DEBRA checks every record, in use or not, before it advances the epoch; with check_every<1>
+// one thread advances the epoch once per (records) operations. That it still advances about once
+// per operation after 50 threads came and went shows that they all shared one record.
+TEST(debra_scheme, sequential_threads_reuse_one_record) {
+  using S = debra<reclaim::check_every<1>>;
+  S::domain domain;
+  for (int i = 0; i < 50; ++i) {
+    std::thread([&] {
+      for (int k = 0; k < 5; ++k) empty_operation<S>(domain);
+    }).join();
+    ASSERT_EQ(domain.stats().threads, 0u);
+  }
+  const std::uint64_t before = domain.stats().epochs;
+  constexpr int ops = 200;
+  std::thread([&] {
+    for (int k = 0; k < ops; ++k) empty_operation<S>(domain);
+  }).join();
+  const std::uint64_t advances = domain.stats().epochs - before;
+  EXPECT_GE(advances, static_cast<std::uint64_t>(ops / 2))
+      << "epoch advances need a pass over every record: about " << ops / std::max<std::uint64_t>(advances, 1)
+      << " records exist for 1 thread at a time";
+}
+
+TEST(debra_scheme, check_every_policy_sets_the_check_interval) {
+  static_assert(debra<>::check_interval == 20);
+  static_assert(debra<reclaim::check_every<5>>::check_interval == 5);
+  static_assert(debra<reclaim::batch_free, reclaim::check_every<5>>::check_interval == 5);
+  static_assert(debra<reclaim::check_every<5>, reclaim::batch_free>::check_interval == 5);
+  auto epochs_after = [](auto scheme_tag, int ops) {
+    using S = decltype(scheme_tag);
+    typename S::domain domain;
+    for (int i = 0; i < ops; ++i) empty_operation<S>(domain);
+    return domain.stats().epochs;
+  };
+  constexpr int ops = 200;
+  // One thread, one record: an advance every K operations.
+  EXPECT_GE(epochs_after(debra<reclaim::check_every<5>>{}, ops), static_cast<std::uint64_t>(ops / 5 - 1));
+  EXPECT_LE(epochs_after(debra<>{}, ops), static_cast<std::uint64_t>(ops / 20 + 1));
+}
+
+// The scheme concept and each scheme's declarations.
+TEST(scheme_declarations, every_scheme_satisfies_the_concept_and_declares_itself) {
+  static_assert(reclaim::scheme<none>);
+  static_assert(reclaim::scheme<debra<>>);
+  static_assert(reclaim::scheme<hp<>>);
+  static_assert(reclaim::scheme<debra<reclaim::check_every<5>>>);
+  static_assert(reclaim::scheme<hp<reclaim::slots<8>>>);
+  static_assert(!reclaim::scheme<int>);
+  static_assert(hp<>::bounds_garbage && !debra<>::bounds_garbage && !none::bounds_garbage);
+  static_assert(hp<>::family == reclaim::family::pointer);
+  static_assert(debra<>::family == reclaim::family::epoch);
+  static_assert(none::family == reclaim::family::none);
+  static_assert(hp<>::needs == reclaim::needs_validated_reads);
+  static_assert(debra<>::needs == reclaim::needs_nothing && none::needs == reclaim::needs_nothing);
+  static_assert(hp<>::guard::validates && !debra<>::guard::validates && !none::guard::validates);
+  EXPECT_EQ(hp<>::name, "hp");
+  EXPECT_EQ(debra<>::name, "debra");
+  EXPECT_EQ(none::name, "none");
+  EXPECT_EQ(reclaim::to_string(hp<>::family), "pointer");
+  EXPECT_EQ(reclaim::to_string(debra<>::family), "epoch");
+  // The default domains are one object per scheme.
+  EXPECT_EQ(&hp<>::default_domain(), &hp<>::default_domain());
+  EXPECT_EQ(&none::default_domain(), &none::default_domain());
+}
+
+}  // namespace

@@ -1,0 +1,145 @@
+// Shared helpers for the reclaim test suite: the scheme lists the typed tests run over, a node type
+// that reports its destruction, and how long stress tests run (shorter under sanitizers).
+#pragma once
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <cstdlib>
+#include <string>
+#include <thread>
+
+#include <reclaim/reclaim.hpp>
+
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define RECLAIM_TEST_SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define RECLAIM_TEST_SANITIZED 1
+#endif
+#endif
+#ifndef RECLAIM_TEST_SANITIZED
+#define RECLAIM_TEST_SANITIZED 0
+#endif
+
+#if defined(__SANITIZE_THREAD__)
+#define RECLAIM_TEST_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define RECLAIM_TEST_TSAN 1
+#endif
+#endif
+#ifndef RECLAIM_TEST_TSAN
+#define RECLAIM_TEST_TSAN 0
+#endif
+
+namespace reclaim_test {
+
+inline constexpr bool sanitized = RECLAIM_TEST_SANITIZED != 0;
+inline constexpr bool tsan = RECLAIM_TEST_TSAN != 0;
+
+inline long env_long(const char* name, long fallback) {
+  const char* v = std::getenv(name);
+  if (!v || !*v) return fallback;
+  char* end = nullptr;
+  long n = std::strtol(v, &end, 10);
+  return (end && *end == '\0' && n > 0) ? n : fallback;
+}
+
+// How long each timed stress test runs. RECLAIM_STRESS_MS overrides (e.g. for a long soak).
+inline std::chrono::milliseconds stress_time() {
+  return std::chrono::milliseconds(env_long("RECLAIM_STRESS_MS", sanitized ? 400 : 500));
+}
+
+// Operation counts for counted loops: full size in plain builds, smaller under sanitizers, which run
+// the same code several times slower. RECLAIM_TEST_SCALE (percent) scales them further.
+inline long scaled(long n) {
+  long percent = env_long("RECLAIM_TEST_SCALE", 100);
+  long divisor = tsan ? 4 : sanitized ? 2 : 1;
+  long r = n * percent / 100 / divisor;
+  return r > 0 ? r : 1;
+}
+
+// The longest any "eventually" loop waits before the test fails instead of hanging.
+inline constexpr std::chrono::seconds patience{20};
+
+// Calls step() until it returns true or `patience` runs out; returns whether it succeeded.
+template <class Step>
+bool eventually(Step step) {
+  auto deadline = std::chrono::steady_clock::now() + patience;
+  while (std::chrono::steady_clock::now() < deadline)
+    if (step()) return true;
+  return false;
+}
+
+// A node that counts its destruction in an external counter. Tests read only the counter, never a
+// node that may have been freed (debug builds poison freed nodes). Declare the counter before the
+// domain: a domain frees what is left when it is destroyed, and that must not outlive the counter.
+template <class Scheme>
+struct tracked : Scheme::node_base {
+  explicit tracked(std::atomic<long>& counter, long value = 0) : destroyed(&counter), payload(value) {}
+  ~tracked() { destroyed->fetch_add(1, std::memory_order_relaxed); }
+  tracked(const tracked&) = delete;
+  tracked& operator=(const tracked&) = delete;
+
+  std::atomic<long>* destroyed;
+  long payload;
+};
+
+// One operation that retires one fresh node: the unit of "work" that drives a scheme's machinery
+// (bag rotation, epoch checks, scans).
+template <class Scheme>
+void retire_one(typename Scheme::domain& domain, std::atomic<long>& destroyed) {
+  typename Scheme::guard g(domain);
+  g.retire(new tracked<Scheme>(destroyed));
+}
+
+template <class Scheme>
+void retire_many(typename Scheme::domain& domain, std::atomic<long>& destroyed, long n) {
+  for (long i = 0; i < n; ++i) retire_one<Scheme>(domain, destroyed);
+}
+
+// An operation that retires nothing.
+template <class Scheme>
+void empty_operation(typename Scheme::domain& domain) {
+  typename Scheme::guard g(domain);
+}
+
+// A small deterministic generator (xorshift64*), cheaper than <random> engines under TSan.
+class rng {
+ public:
+  explicit rng(std::uint64_t seed) : state_(seed * 0x9E3779B97F4A7C15ull + 1) {}
+  std::uint64_t next() {
+    state_ ^= state_ >> 12;
+    state_ ^= state_ << 25;
+    state_ ^= state_ >> 27;
+    return state_ * 0x2545F4914F6CDD1Dull;
+  }
+  // Uniform enough in [0, n) for tests.
+  std::uint64_t below(std::uint64_t n) { return next() % n; }
+
+ private:
+  std::uint64_t state_;
+};
+
+}  // namespace reclaim_test
+
+namespace reclaim_test {
+
+// A one-shot signal between threads: wait() returns once open() was called (release/acquire, so
+// what the opener did before happens before what the waiter does after).
+class gate {
+ public:
+  void open() {
+    opened_.store(true, std::memory_order_release);
+    opened_.notify_all();
+  }
+  void wait() const {
+    while (!opened_.load(std::memory_order_acquire)) opened_.wait(false, std::memory_order_acquire);
+  }
+  bool is_open() const { return opened_.load(std::memory_order_acquire); }
+
+ private:
+  std::atomic<bool> opened_{false};
+};
+
+}  // namespace reclaim_test
