@@ -2,12 +2,14 @@
 
 #include <algorithm>
 #include <charconv>
+#include <iterator>
 #include <limits>
 #include <string_view>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include "alloc.hpp"
 #include "registry.hpp"
 
 namespace reclaim_bench {
@@ -101,12 +103,13 @@ std::optional<options> parse_command_line(int argc, char** argv, const registry&
 
   // Every value is taken as text and parsed here, so that each error names its flag the same way.
   std::string ds = "lazy_list", scheme = "none", threads = "1", seconds = "1", trials = "1",
-              keys = "20K", insert = "50", erase = "50", seed = "1";
+              keys = "20K", insert = "50", erase = "50", seed = "1", alloc = "glibc";
+  std::string child_trial, child_fd;
   options opt;
 
   CLI::App app{"The lab of reclaim: runs trials of containers under reclamation schemes, prints a "
-               "table and appends one JSON line per trial to --out. Values of --ds, --scheme and "
-               "--threads are comma lists; the run is their product, times --trials.",
+               "table and appends one JSON line per trial to --out. Values of --ds, --scheme, "
+               "--alloc and --threads are comma lists; the run is their product, times --trials.",
                "reclaim-bench"};
   app.add_option("--ds", ds, fmt::format("containers ({})", fmt::join(containers, ", ")))
       ->type_name("LIST")
@@ -115,6 +118,11 @@ std::optional<options> parse_command_line(int argc, char** argv, const registry&
       ->type_name("LIST")
       ->capture_default_str();
   app.add_option("--threads", threads, "worker thread counts")
+      ->type_name("LIST")
+      ->capture_default_str();
+  app.add_option("--alloc", alloc,
+                 fmt::format("allocators ({}), each verified at run time",
+                             fmt::join(allocator_names, ", ")))
       ->type_name("LIST")
       ->capture_default_str();
   app.add_option("--seconds", seconds, "measured time per trial")
@@ -135,6 +143,9 @@ std::optional<options> parse_command_line(int argc, char** argv, const registry&
       ->capture_default_str();
   app.add_option("--out", opt.out, "JSON Lines file to append one line per trial to")
       ->type_name("FILE");
+  // The parent's private channel to a child that runs one trial (child.cpp); no group: hidden.
+  app.add_option("--child-trial", child_trial)->group("");
+  app.add_option("--child-fd", child_fd)->group("");
   CLI::App* list = app.add_subcommand("list", "schemes, containers, allocators, applicability");
   app.require_subcommand(0, 1);
 
@@ -154,6 +165,13 @@ std::optional<options> parse_command_line(int argc, char** argv, const registry&
   for (const std::string& t : split_list("--threads", threads))
     opt.threads.push_back(
         static_cast<unsigned>(parse_uint("--threads", t, 1, max_threads, positive_threads)));
+  const std::vector<std::string_view> allocators(std::begin(allocator_names),
+                                                 std::end(allocator_names));
+  opt.allocs = parse_names("--alloc", "allocator", alloc, allocators);
+  for (const std::string& a : opt.allocs) {
+    const allocator_library lib = find_allocator_library(a);
+    if (lib.path.empty()) throw usage_error(fmt::format("--alloc: {} {}", a, lib.why_not));
+  }
   opt.seconds = parse_seconds(seconds);
   opt.trials = static_cast<unsigned>(parse_uint("--trials", trials, 1,
                                                 std::numeric_limits<unsigned>::max(),
@@ -169,6 +187,15 @@ std::optional<options> parse_command_line(int argc, char** argv, const registry&
   opt.seed = parse_uint("--seed", seed, 0, std::numeric_limits<std::uint64_t>::max(),
                         "an unsigned 64-bit integer");
   if (app.count("--out") && opt.out.empty()) bad("--out", "a file name", "");
+  if (!child_trial.empty()) {
+    opt.child_trial = static_cast<unsigned>(parse_uint(
+        "--child-trial", child_trial, 1, std::numeric_limits<unsigned>::max(), "a trial number"));
+    opt.child_fd = static_cast<int>(parse_uint("--child-fd", child_fd, 0,
+                                               std::numeric_limits<int>::max(), "a descriptor"));
+    if (opt.ds.size() != 1 || opt.schemes.size() != 1 || opt.threads.size() != 1 ||
+        opt.allocs.size() != 1 || opt.list)
+      throw usage_error("--child-trial: one container, scheme, thread count and allocator only");
+  }
 
   for (const std::string& d : opt.ds) {
     for (const std::string& s : opt.schemes) {
@@ -178,6 +205,20 @@ std::optional<options> parse_command_line(int argc, char** argv, const registry&
     }
   }
   return opt;
+}
+
+trial_config make_trial_config(const options& opt, const pairing& pair, unsigned threads,
+                               unsigned trial) {
+  return {.ds = pair.ds,
+          .scheme = pair.scheme,
+          .threads = threads,
+          .seconds = opt.seconds,
+          .trial = trial,
+          .keys = opt.keys,
+          .insert_pct = opt.insert_pct,
+          .delete_pct = opt.delete_pct,
+          .prefill = opt.prefill,
+          .seed = opt.seed};
 }
 
 }  // namespace reclaim_bench

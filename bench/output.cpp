@@ -66,7 +66,9 @@ nlohmann::ordered_json to_json(const finished_trial& t, const run_context& ctx) 
       {"ds", c.ds},
       {"scheme", c.scheme},
       {"family", reclaim::to_string(t.family)},
-      {"alloc", ctx.alloc},
+      {"alloc", t.alloc.name},
+      {"alloc_version", t.alloc.version},
+      {"alloc_lib", t.alloc.library},
       {"threads", c.threads},
       {"trial", c.trial},
       {"seconds", r.seconds},
@@ -118,21 +120,21 @@ void jsonl_file::append(const nlohmann::ordered_json& record) {
 
 // Name columns as wide as the longest registered name; numbers right-aligned.
 trial_table::trial_table(const registry& reg)
-    : widths_{2, 6, 7, 5, 8, 12, 11, 11, 12, 6},
-      right_{false, false, true, true, true, true, true, true, true, false} {
+    : widths_{2, 6, 8, 7, 5, 8, 12, 11, 11, 12, 6},
+      right_{false, false, false, true, true, true, true, true, true, true, false} {
   for (std::string_view ds : reg.containers()) widths_[0] = std::max(widths_[0], ds.size());
   for (const scheme_info& s : reg.schemes()) widths_[1] = std::max(widths_[1], s.name.size());
 }
 
 void trial_table::print_header() const {
-  print_cells({"ds", "scheme", "threads", "trial", "Mops/s", "peak RSS MiB", "retired", "freed",
-               "pending peak", "ok"},
+  print_cells({"ds", "scheme", "alloc", "threads", "trial", "Mops/s", "peak RSS MiB", "retired",
+               "freed", "pending peak", "ok"},
               widths_, right_);
 }
 
 void trial_table::print_row(const finished_trial& t) const {
   const trial_result& r = t.result;
-  print_cells({std::string(t.config.ds), std::string(t.config.scheme),
+  print_cells({std::string(t.config.ds), std::string(t.config.scheme), std::string(t.alloc.name),
                std::to_string(t.config.threads), std::to_string(t.config.trial),
                fmt::format("{:.3f}", throughput(r) / 1e6),
                fmt::format("{:.1f}", r.peak_rss_bytes / mebi), std::to_string(r.stats.retired),
@@ -143,10 +145,11 @@ void trial_table::print_row(const finished_trial& t) const {
 }
 
 void print_summary(const std::vector<finished_trial>& trials) {
-  // One point per (ds, threads, scheme), in the order the sweep first ran it.
+  // One point per (ds, threads, alloc, scheme), in the order the sweep first ran it.
   struct point {
     std::string_view ds;
     unsigned threads;
+    std::string_view alloc;
     std::string_view scheme;
     std::vector<double> mops;
     bool ok = true;
@@ -155,53 +158,58 @@ void print_summary(const std::vector<finished_trial>& trials) {
   for (const finished_trial& t : trials) {
     const trial_config& c = t.config;
     auto it = std::find_if(points.begin(), points.end(), [&](const point& p) {
-      return p.ds == c.ds && p.threads == c.threads && p.scheme == c.scheme;
+      return p.ds == c.ds && p.threads == c.threads && p.alloc == t.alloc.name &&
+             p.scheme == c.scheme;
     });
-    if (it == points.end()) it = points.insert(points.end(), point{c.ds, c.threads, c.scheme, {}});
+    if (it == points.end())
+      it = points.insert(points.end(), point{c.ds, c.threads, t.alloc.name, c.scheme, {}});
     it->mops.push_back(throughput(t.result) / 1e6);
     it->ok = it->ok && t.result.checksum_ok();
   }
 
   std::vector<std::vector<std::string>> rows = {
-      {"ds", "threads", "scheme", "trials", "median Mops/s", "min", "max", "vs none", "ok"}};
+      {"ds", "threads", "alloc", "scheme", "trials", "median Mops/s", "min", "max", "vs none",
+       "ok"}};
   for (std::size_t i = 0; i < points.size(); ++i) {
     const point& p = points[i];
     // A blank line between (ds, threads) groups.
     if (i > 0 && (p.ds != points[i - 1].ds || p.threads != points[i - 1].threads))
       rows.emplace_back();
     auto none = std::find_if(points.begin(), points.end(), [&](const point& q) {
-      return q.ds == p.ds && q.threads == p.threads && q.scheme == "none";
+      return q.ds == p.ds && q.threads == p.threads && q.alloc == p.alloc && q.scheme == "none";
     });
     const double m = median(p.mops);
     const double none_median = none == points.end() ? 0 : median(none->mops);
     auto [lo, hi] = std::minmax_element(p.mops.begin(), p.mops.end());
-    rows.push_back({std::string(p.ds), std::to_string(p.threads), std::string(p.scheme),
+    rows.push_back({std::string(p.ds), std::to_string(p.threads), std::string(p.alloc),
+                    std::string(p.scheme),
                     std::to_string(p.mops.size()), fmt::format("{:.3f}", m),
                     fmt::format("{:.3f}", *lo), fmt::format("{:.3f}", *hi),
                     none_median > 0 ? fmt::format("{:.2f}x", m / none_median) : "-",
                     p.ok ? "yes" : "FAILED"});
   }
   fmt::print("\nSummary (throughput over trials)\n");
-  print_aligned(rows, {false, true, false, true, true, true, true, true, false});
+  print_aligned(rows, {false, true, false, false, true, true, true, true, true, false});
 }
 
 void report_failure(const finished_trial& t) {
   const trial_config& c = t.config;
   const trial_result& r = t.result;
   fmt::print(stderr,
-             "reclaim-bench: VALIDATION FAILED: ds={} scheme={} threads={} trial={}: expected size "
-             "{} and key sum {}, found size {} and key sum {}, well formed: {}\n",
-             c.ds, c.scheme, c.threads, c.trial, r.expected_size, r.expected_key_sum, r.final_size,
-             r.final_key_sum, r.well_formed ? "yes" : "NO");
+             "reclaim-bench: VALIDATION FAILED: ds={} scheme={} alloc={} threads={} trial={}: "
+             "expected size {} and key sum {}, found size {} and key sum {}, well formed: {}\n",
+             c.ds, c.scheme, t.alloc.name, c.threads, c.trial, r.expected_size,
+             r.expected_key_sum, r.final_size, r.final_key_sum, r.well_formed ? "yes" : "NO");
 }
 
 progress::progress(std::size_t total) : active_(::isatty(STDERR_FILENO) == 1), total_(total) {}
 
-void progress::show(std::size_t index, const trial_config& c, unsigned trials) const {
+void progress::show(std::size_t index, const trial_config& c, std::string_view alloc,
+                    unsigned trials) const {
   if (!active_) return;
   // \r and "erase to end of line": the line is rewritten in place.
-  fmt::print(stderr, "\r\033[K[{}/{}] {} {} threads={} trial {}/{}", index + 1, total_, c.ds,
-             c.scheme, c.threads, c.trial, trials);
+  fmt::print(stderr, "\r\033[K[{}/{}] {} {} {} threads={} trial {}/{}", index + 1, total_, c.ds,
+             c.scheme, alloc, c.threads, c.trial, trials);
   std::fflush(stderr);
 }
 
@@ -222,15 +230,19 @@ void print_list(const registry& reg, const allocator_info& alloc) {
   fmt::print("\nContainers\n");
   for (std::string_view ds : reg.containers()) fmt::print("  {}\n", ds);
 
+  // Each one with the shared object a child would preload, or why it cannot; and the one in
+  // effect here with its version.
   fmt::print("\nAllocators\n");
-  for (std::string_view name : known_allocators) {
-    if (name != alloc.name)
-      fmt::print("  {}\n", name);
-    else if (alloc.version.empty())
-      fmt::print("  {} (in effect)\n", name);
-    else
-      fmt::print("  {} {} (in effect)\n", name, alloc.version);
+  std::vector<std::vector<std::string>> allocators;
+  for (std::string_view name : allocator_names) {
+    const allocator_library lib = find_allocator_library(name);
+    std::string where = lib.path.empty() ? lib.why_not : lib.path;
+    if (name == alloc.name)
+      where += fmt::format(" (in effect: {}{}{})", alloc.version, alloc.version.empty() ? "" : " ",
+                           alloc.library);
+    allocators.push_back({fmt::format("  {}", name), where});
   }
+  print_aligned(allocators, {false, false});
 
   fmt::print("\nApplicability (rows: containers, columns: schemes)\n");
   std::vector<std::vector<std::string>> matrix = {{"  "}};

@@ -16,7 +16,6 @@ namespace reclaim_bench {
 
 // Facts shared by every trial of a run.
 struct run_context {
-  std::string_view alloc;  // the allocator in effect
   std::string_view git;    // the commit the lab was built from
   unsigned cpus;           // std::thread::hardware_concurrency()
 };
@@ -25,6 +24,7 @@ struct finished_trial {
   trial_config config;
   trial_result result;
   reclaim::family family;  // of the scheme
+  allocator_info alloc;    // as detected in the process that ran the trial (= the one requested)
 };
 
 nlohmann::ordered_json to_json(const finished_trial& t, const run_context& ctx);
@@ -57,18 +57,20 @@ class trial_table {
   std::vector<bool> right_;
 };
 
-// Per (ds, threads) and scheme: median, min and max throughput over the trials, and the median
-// relative to the `none` median of the same (ds, threads) when `none` ran.
+// Per (ds, threads, alloc) and scheme: median, min and max throughput over the trials, and the
+// median relative to the `none` median of the same (ds, threads, alloc) when `none` ran.
 void print_summary(const std::vector<finished_trial>& trials);
 
 // The loud line on stderr for a trial whose structure does not match its operations.
 void report_failure(const finished_trial& t);
 
-// "[7/18] hm_list debra threads=2 trial 1/3" on stderr, rewritten in place; only on a terminal.
+// "[7/18] hm_list debra jemalloc threads=2 trial 1/3" on stderr, rewritten in place; only on a
+// terminal.
 class progress {
  public:
   explicit progress(std::size_t total);
-  void show(std::size_t index, const trial_config& config, unsigned trials) const;  // 0-based
+  void show(std::size_t index, const trial_config& config, std::string_view alloc,
+            unsigned trials) const;  // index: 0-based
   void clear() const;
 
  private:
@@ -76,7 +78,7 @@ class progress {
   std::size_t total_;
 };
 
-// `reclaim-bench list`.
+// `reclaim-bench list`: `alloc` is the allocator in effect in this process.
 void print_list(const registry& reg, const allocator_info& alloc);
 
 }  // namespace reclaim_bench

@@ -6,11 +6,15 @@ set -euo pipefail
 
 build=(cmake ninja-build g++ pkg-config)
 bench=(libcli11-dev nlohmann-json3-dev libfmt-dev)
+# The allocators of --alloc, preloaded by soname (no headers needed): jemalloc, tcmalloc (the lab
+# preloads libtcmalloc_minimal.so.4 of libtcmalloc-minimal4; libgoogle-perftools4 brings the full
+# one), mimalloc.
+allocators=(libjemalloc2 libtcmalloc-minimal4 libgoogle-perftools4 libmimalloc2.0)
 test=(libgtest-dev python3)
 
 case "${1:-}" in
-  bench) wanted=("${build[@]}" "${bench[@]}") ;;
-  test) wanted=("${build[@]}" "${bench[@]}" "${test[@]}") ;;
+  bench) wanted=("${build[@]}" "${bench[@]}" "${allocators[@]}") ;;
+  test) wanted=("${build[@]}" "${bench[@]}" "${allocators[@]}" "${test[@]}") ;;
   *) echo "usage: $0 bench|test" >&2; exit 2 ;;
 esac
 

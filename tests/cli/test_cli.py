@@ -6,6 +6,9 @@ Usage: test_cli.py BENCH CHECK, where BENCH is the reclaim-bench executable and 
              and leaves the --out file alone (not created; an existing one unchanged)
   list       `reclaim-bench list` prints schemes, containers, allocators and the matrix
   run        short valid runs write one parseable, validated JSON line per trial
+  alloc      --alloc: a sweep over every allocator records the one detected in each trial; an
+             allocator that is not installed (RECLAIM_BENCH_ALLOC_DIR pointed at an empty
+             directory) is bad input
 Python 3 standard library only.
 """
 import json
@@ -19,16 +22,19 @@ failures = []
 
 SCHEMES = {"none": "none", "debra": "epoch", "hp": "pointer"}  # name: family
 CONTAINERS = ["lazy_list", "hm_list"]
+ALLOCATORS = ["glibc", "jemalloc", "tcmalloc", "mimalloc"]
 REQUIRED_FIELDS = [
-    "ds", "scheme", "alloc", "threads", "trial", "seconds", "keys", "insert", "delete", "prefill",
+    "ds", "scheme", "alloc", "alloc_version", "alloc_lib", "threads", "trial", "seconds", "keys",
+    "insert", "delete", "prefill",
     "seed", "ops", "throughput", "peak_rss_bytes", "rss_bytes", "retired", "freed", "pending",
     "pending_peak", "epochs", "scans", "signals", "free_ns", "final_size", "checksum_ok", "git",
     "cpus", "family",
 ]
 
 
-def bench(*args):
-    return subprocess.run([BENCH, *args], capture_output=True, text=True, timeout=60)
+def bench(*args, env=None):
+    return subprocess.run([BENCH, *args], capture_output=True, text=True, timeout=60,
+                          env=None if env is None else {**os.environ, **env})
 
 
 def check(condition, what):
@@ -74,6 +80,9 @@ BAD_INPUTS = [
     (["--insert", "60", "--delete", "50"], "--insert 60 and --delete 50"),
     (["--seed", "abc"], "--seed"),
     (["--seed", "-1"], "--seed"),
+    (["--alloc", "foo"], "--alloc: unknown allocator 'foo' (accepted: glibc, jemalloc, tcmalloc, "
+                         "mimalloc)"),
+    (["--alloc", "glibc,"], "--alloc"),
     # CLI11's own parse errors
     (["--bogus"], "--bogus"),
     (["--threads", "1", "--threads", "2"], "--threads"),
@@ -82,9 +91,9 @@ BAD_INPUTS = [
 ]
 
 
-def expect_refused(args, needle, out):
+def expect_refused(args, needle, out, env=None):
     """Runs the lab with args and --out out, and checks the refusal; returns the message."""
-    r = bench("--out", out, *args)
+    r = bench("--out", out, *args, env=env)
     name = " ".join(args)
     check(r.returncode == 2, f"{name}: exit status {r.returncode}, expected 2")
     check(r.stdout == "", f"{name}: wrote to stdout: {r.stdout!r}")
@@ -148,7 +157,7 @@ def test_list(_tmp):
         check(any(line.split()[:2] == [name, family] for line in lines if line.strip()),
               f"list: no scheme line for {name} ({family})")
     check("Allocators" in lines, "list: no allocator section")
-    check(sum("(in effect)" in line for line in lines) == 1,
+    check(sum("(in effect" in line for line in lines) == 1,
           "list: not exactly one allocator in effect")
 
     start = next((i for i, line in enumerate(lines) if line.startswith("Applicability")), None)
@@ -196,7 +205,7 @@ def check_record(rec, where):
     check(abs(rec["throughput"] * rec["seconds"] - rec["ops"]) <= 1e-6 * rec["ops"] + 1,
           f"{where}: throughput is not ops / seconds")
     check(rec["family"] == SCHEMES.get(rec["scheme"]), f"{where}: family {rec['family']}")
-    check(rec["alloc"] in ("glibc", "jemalloc", "tcmalloc", "mimalloc"),
+    check(rec["alloc"] in ALLOCATORS,
           f"{where}: alloc {rec['alloc']}")
     check(isinstance(rec["git"], str) and rec["git"], f"{where}: git {rec['git']!r}")
     check(isinstance(rec["cpus"], int) and rec["cpus"] >= 1, f"{where}: cpus {rec['cpus']}")
@@ -257,7 +266,107 @@ def test_run(tmp):
               f"no-prefill: {rec}")
 
 
-CHECKS = {"bad_input": test_bad_input, "list": test_list, "run": test_run}
+# --- alloc -----------------------------------------------------------------------------------
+
+def allocator_lines():
+    """name: the rest of its line in the Allocators section of `list`."""
+    lines = bench("list").stdout.splitlines()
+    start = lines.index("Allocators")
+    found = {}
+    for line in lines[start + 1:]:
+        if not line.strip():
+            break
+        name, _, rest = line.strip().partition(" ")
+        found[name] = rest.strip()
+    return found
+
+
+def test_alloc(tmp):
+    listed = allocator_lines()
+    check(sorted(listed) == sorted(ALLOCATORS), f"list: allocators {sorted(listed)}")
+    unusable = {name: rest for name, rest in listed.items() if not rest.startswith("/")}
+    if "sanitizer" in " ".join(unusable.values()):
+        print("note: sanitizer build: only glibc can run; the other allocators are checked to be "
+              "refused")
+        for name in unusable:
+            expect_refused(["--alloc", name], f"--alloc: {name} cannot be preloaded",
+                           os.path.join(tmp, "absent.jsonl"))
+        runnable = ["glibc"]
+    else:
+        check(not unusable, f"list: allocators not installed: {unusable} "
+              "(scripts/deps.sh test installs them)")
+        runnable = ALLOCATORS
+
+    # One trial per allocator, each under the allocator it asked for, verified by the lab.
+    out = os.path.join(tmp, "alloc.jsonl")
+    r = bench("--ds", "hm_list", "--scheme", "debra", "--threads", "1", "--seconds", "0.1",
+              "--keys", "1K", "--alloc", ",".join(runnable), "--out", out)
+    check(r.returncode == 0, f"alloc sweep: exit status {r.returncode}: {r.stderr}")
+    check(r.stderr == "", f"alloc sweep: stderr not empty: {r.stderr!r}")
+    records = load_lines(out)
+    check([rec.get("alloc") for rec in records] == runnable,
+          f"alloc sweep: allocators {[rec.get('alloc') for rec in records]}, expected {runnable}")
+    for rec in records:
+        where = f"alloc sweep {rec.get('alloc')}"
+        check_record(rec, where)
+        check(isinstance(rec.get("alloc_lib"), str) and rec["alloc_lib"].startswith("/"),
+              f"{where}: alloc_lib {rec.get('alloc_lib')!r}")
+        if rec.get("alloc") == "tcmalloc":
+            check("tcmalloc_minimal" in rec["alloc_lib"], f"{where}: not the minimal tcmalloc")
+        elif rec.get("alloc") != "glibc":
+            check(rec["alloc"] in rec["alloc_lib"], f"{where}: alloc_lib {rec['alloc_lib']}")
+    check(all(a in r.stdout for a in runnable), "alloc sweep: allocator missing from the table")
+
+    # An allocator that is not installed: the lookup is pointed at an empty directory.
+    empty = os.path.join(tmp, "no-allocators")
+    os.mkdir(empty)
+    env = {"RECLAIM_BENCH_ALLOC_DIR": empty}
+    present = os.path.join(tmp, "present.jsonl")
+    sentinel = '{"sentinel": true}\n'
+    with open(present, "w", encoding="utf-8") as f:
+        f.write(sentinel)
+    for name, package in [("jemalloc", "libjemalloc2"), ("tcmalloc", "libtcmalloc-minimal4"),
+                          ("mimalloc", "libmimalloc2.0")]:
+        if name not in runnable:
+            continue
+        needle = f"--alloc: {name} is not installed (apt-get install {package})"
+        expect_refused(["--alloc", f"glibc,{name}"], needle, present, env=env)
+        check(read(present) == sentinel, f"--alloc {name} not installed: modified the --out file")
+        absent = os.path.join(tmp, "absent.jsonl")
+        expect_refused(["--alloc", name], needle, absent, env=env)
+        check(not os.path.exists(absent), f"--alloc {name} not installed: created the --out file")
+    if runnable == ALLOCATORS:
+        r = bench("list", env=env)
+        check(r.returncode == 0 and r.stdout.count("is not installed (apt-get install") == 3,
+              f"list without allocators: {r.returncode} {r.stdout!r}")
+
+    # A trial whose allocator is not the one asked for does not run, loudly: a user preload of
+    # jemalloc under --alloc glibc (run in process) and --alloc mimalloc (in a child).
+    jemalloc = listed.get("jemalloc", "").split(" ")[0]
+    if "jemalloc" in runnable and "mimalloc" in runnable:
+        out = os.path.join(tmp, "mismatch.jsonl")
+        r = bench("--seconds", "0.05", "--keys", "100", "--alloc", "glibc,mimalloc", "--out", out,
+                  env={"LD_PRELOAD": jemalloc})
+        check(r.returncode == 1, f"mismatch: exit status {r.returncode}")
+        check(r.stderr.count("TRIAL NOT RUN") == 1 and "requested glibc" in r.stderr
+              and "in effect is jemalloc" in r.stderr, f"mismatch: {r.stderr!r}")
+        # mimalloc is preloaded first, so it is the one in effect in its child.
+        check([rec.get("alloc") for rec in load_lines(out)] == ["mimalloc"],
+              f"mismatch: {read(out)!r}")
+
+        # The child checks too: a "jemalloc" that is really mimalloc is caught there.
+        fake = os.path.join(tmp, "fake-allocators")
+        os.mkdir(fake)
+        os.symlink(listed["mimalloc"].split(" ")[0], os.path.join(fake, "libjemalloc.so.2"))
+        out = os.path.join(tmp, "fake.jsonl")
+        r = bench("--seconds", "0.05", "--keys", "100", "--alloc", "jemalloc", "--out", out,
+                  env={"RECLAIM_BENCH_ALLOC_DIR": fake})
+        check(r.returncode == 1 and "requested jemalloc, but the allocator in effect is mimalloc"
+              in r.stderr, f"fake jemalloc: {r.returncode} {r.stderr!r}")
+        check(not os.path.exists(out) or read(out) == "", f"fake jemalloc: wrote {out}")
+
+
+CHECKS = {"bad_input": test_bad_input, "list": test_list, "run": test_run, "alloc": test_alloc}
 
 if __name__ == "__main__":
     with tempfile.TemporaryDirectory(prefix="reclaim-bench-cli-") as tmp:

@@ -1,0 +1,81 @@
+// Limbo bags indexed by epoch, shared by the schemes that tag retired nodes with an epoch and free
+// a node once the global epoch is three past its tag (ebr, ner, qsbr). Each scheme argues in its own
+// header why its tag is safe to free at tag + 3; this file only keeps the bookkeeping.
+#pragma once
+#include <cstdint>
+#include <utility>
+
+#include "../../core/retired.hpp"
+#include "../../core/stats.hpp"
+
+namespace reclaim::detail {
+
+// Three bags, bag (t mod 3) holding the nodes tagged t. A bag is reused for tag t only after the
+// nodes it held (tag t - 3 or older, the same residue) were handed to the free policy. Owner only.
+class epoch_bags {
+ public:
+  static constexpr unsigned count = 3;
+  static constexpr std::uint64_t lag = 3;  // a node tagged t is safe once the epoch is >= t + lag
+
+  // Adds a node tagged t, where t is at most the current global epoch. If bag (t mod 3) still holds
+  // an older tag, that tag is at most t - 3 <= epoch - 3, hence safe: free it first.
+  template <class Record>
+  void push(core::retired_hook* node, std::uint64_t t, Record& r, core::pending_gauge& g) {
+    core::retired_list& bag = make_room(t, r, g);
+    bag.push(node);
+  }
+
+  // Adds a whole list under tag t (adopted garbage), on the same terms as push().
+  template <class Record>
+  void splice(core::retired_list&& list, std::uint64_t t, Record& r, core::pending_gauge& g) {
+    make_room(t, r, g).splice(std::move(list));
+  }
+
+  // The thread saw the global epoch at `epoch`: free every bag whose tag is lag behind it.
+  template <class Record>
+  void collect(std::uint64_t epoch, Record& r, core::pending_gauge& g) {
+    for (unsigned i = 0; i < count; ++i)
+      if (!bags_[i].empty() && tags_[i] + lag <= epoch) r.release_safe(std::move(bags_[i]), g);
+  }
+
+  // Thread exit: everything goes to the orphanage (tags are lost: adopters re-tag, see the
+  // schemes).
+  void give_all(core::orphanage& orphans) noexcept {
+    for (auto& bag : bags_) orphans.give(std::move(bag));
+  }
+
+  // Domain destruction: no thread runs any more.
+  void destroy_all() noexcept {
+    for (auto& bag : bags_) bag.destroy_all();
+  }
+
+ private:
+  template <class Record>
+  core::retired_list& make_room(std::uint64_t t, Record& r, core::pending_gauge& g) {
+    unsigned i = static_cast<unsigned>(t % count);
+    if (tags_[i] != t) {
+      if (!bags_[i].empty()) r.release_safe(std::move(bags_[i]), g);
+      tags_[i] = t;
+    }
+    return bags_[i];
+  }
+
+  core::retired_list bags_[count];
+  std::uint64_t tags_[count] = {0, 0, 0};
+};
+
+}  // namespace reclaim::detail
+
+namespace reclaim {
+
+// advance_every<K>: try to advance the epoch (a pass over every record) once every K chances:
+// region entries for ebr/ner, quiescent states for qsbr.
+struct epoch_advance_kind {};
+template <unsigned K>
+struct advance_every {
+  static_assert(K > 0);
+  using policy_kind = epoch_advance_kind;
+  static constexpr unsigned value = K;
+};
+
+}  // namespace reclaim

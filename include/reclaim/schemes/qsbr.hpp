@@ -1,0 +1,255 @@
+// qsbr: quiescent-state-based reclamation (McKenney and Slingwine 1998; the epoch form of Hart et
+// al. 2007 and of paper 001's benchmark).
+//
+// What it is. A global epoch. Threads announce nothing when an operation starts: the END of each
+// (outermost) operation is a quiescent state, where the thread holds no pointer into the structure.
+// There it announces (release) the epoch it observed and tries to advance it: if every online
+// thread announced the current epoch e at a quiescent state, it CASes e -> e+1. A retired node is tagged
+// with the epoch read at retire time, t, and goes into one of three limbo lists (t mod 3); a list
+// tagged t is freed when its owner sees the epoch at t+3 (see quiescent_state() for why).
+//
+// When to use it. Read-mostly structures where operations must cost nothing at their start and end
+// (one load of the epoch at the end, and a store only when it changed). Do NOT use it when threads
+// may idle between operations for long: a live thread that stops calling operations keeps its last
+// announcement and stops the epoch for everyone, exactly as a thread stalled inside an operation
+// does. Such a thread should call domain.thread_offline() (an extended quiescent state, as in
+// liburcu's rcu_thread_offline); its next operation brings it back online. An exited thread never
+// blocks: its record is offline, and its garbage goes to the orphanage.
+// Garbage is NOT bounded.
+//
+// Needs from a container: only the start and end of each operation (the guard).
+// Progress: lock-free operations; reclamation can be blocked by a stalled or idle thread.
+// Differences from the papers: a thread is online from its first operation (it announces once, with
+// a seq_cst exchange validated by a re-read of the epoch); thread_offline() and thread exit take it
+// offline. The try-advance interval is a policy (advance_every<K>, default 1: every quiescent
+// state). Exited threads' lists are adopted by live threads; the free policy is a parameter.
+#pragma once
+#include <atomic>
+#include <cstdint>
+#include <string_view>
+
+#include "../concepts.hpp"
+#include "../core/guard_base.hpp"
+#include "../core/policy.hpp"
+#include "../core/record.hpp"
+#include "../free/batch.hpp"
+#include "detail/epoch_bags.hpp"
+
+namespace reclaim {
+
+template <class... Policies>
+struct qsbr {
+  using free_policy = core::find_policy_t<free_policy_kind, batch_free, Policies...>;
+  static constexpr unsigned advance_interval =
+      core::find_policy_t<epoch_advance_kind, advance_every<1>, Policies...>::value;
+  static_assert(
+      (core::known_kinds<free_policy_kind, epoch_advance_kind>::template contains<Policies> && ...),
+      "qsbr takes a free policy and advance_every<K>");
+
+  static constexpr std::string_view name = "qsbr";
+  static constexpr reclaim::family family = reclaim::family::epoch;
+  static constexpr bool bounds_garbage = false;
+  static constexpr unsigned needs = needs_nothing;
+
+  using node_base = core::retired_hook;
+  class domain;
+  class guard;
+  static domain& default_domain() {
+    static domain d;
+    return d;
+  }
+};
+
+template <class... Policies>
+class qsbr<Policies...>::domain {
+  // The announcement of an offline record (never used, released, or thread_offline()). The epoch
+  // starts at 1 and only grows, so no announced epoch is 0.
+  static constexpr std::uint64_t offline = 0;
+
+  struct record : core::thread_record<free_policy> {
+    explicit record(domain&) {}
+    // Read by other threads' advance attempts: the epoch seen at the last quiescent state.
+    alignas(core::cache_line) std::atomic<std::uint64_t> announce{offline};
+    // Owner only.
+    alignas(core::cache_line) std::uint64_t local_epoch = 0;  // the value announced
+    bool online = false;
+    detail::epoch_bags bags;
+    unsigned states_since_attempt = 0;
+  };
+
+ public:
+  domain() = default;
+  domain(const domain&) = delete;
+  domain& operator=(const domain&) = delete;
+  ~domain() {
+    threads_.close();
+    threads_.for_each([](record& r) {
+      r.freeing.drain(r);
+      r.bags.destroy_all();
+    });
+  }
+
+  reclaim::stats stats() const { return core::collect_stats(threads_, gauge_); }
+
+  // The calling thread will run no operation for a while: it stops holding the epoch back, and
+  // hands its garbage to the orphanage, since it will not free it while idle. Its next operation
+  // brings it back online. Must not be called inside an operation.
+  void thread_offline() noexcept {
+    record& r = threads_.local();
+    if (!r.online) return;
+    // release: the reads of our past operations happen before a scan that sees us offline (seq_cst
+    // load in can_advance()), as at a quiescent state.
+    r.announce.store(offline, std::memory_order_release);
+    r.online = false;
+    r.bags.give_all(orphans_);
+    r.pending.flush(gauge_);
+  }
+
+ private:
+  friend class qsbr::guard;
+  friend class core::thread_registry<record, domain>;
+
+  // The fast path: a branch on an owner-only flag.
+  record& begin(record& r) {
+    if (!r.enter()) return r;
+    if (!r.online) [[unlikely]] go_online(r);
+    r.freeing.on_operation(r);
+    return r;
+  }
+
+  void end(record& r) noexcept {
+    if (r.leave()) quiescent_state(r);
+  }
+
+  // Why a list tagged t is safe at t+3. X unlinks n, then reads the epoch: t. X's announcements
+  // before that were of epochs it read earlier, so <= t (read-read coherence); the epoch reaches
+  // t+2 only after a scan saw X announce t+1 or go offline, both stores after the unlink (release;
+  // the scan's load acquires), and the CAS to t+2 then carries the unlink to every thread that
+  // reads the epoch at t+2 or later. Let R hold n in an operation O. The CAS to t+3 needs a scan
+  // that saw R announce t+2 (or offline). If R first announced t+2 before O, R had read t+2 and O
+  // cannot reach n. Otherwise that announcement, or R's going offline, follows O: O's reads happen
+  // before the scan, the CAS, and the free by whoever reads t+3 (acquire). A record that comes
+  // online during the scan: see go_online().
+  void quiescent_state(record& r) noexcept {
+    // seq_cst: the scanner's view of the epoch must be in the order S (go_online()); it is a plain
+    // load on x86. Acquire part: pairs with the CAS in try_advance(), so that what its scan saw
+    // (every retirer of lists we free passed a later quiescent state) happens before our frees.
+    std::uint64_t e = epoch_.load(std::memory_order_seq_cst);
+    if (e != r.local_epoch) [[unlikely]] {
+      // release: this operation's reads happen before a scan that reads this value (seq_cst load
+      // in can_advance()). Only the first store of a value matters (the argument above), so an
+      // unchanged epoch stores nothing.
+      r.announce.store(e, std::memory_order_release);
+      on_new_epoch(r, e);
+    }
+    if (++r.states_since_attempt >= advance_interval) [[unlikely]] {
+      r.states_since_attempt = 0;
+      try_advance(r, e);
+    }
+  }
+
+  // A thread coming online announces before its first read, then re-reads the epoch until it finds
+  // the value it announced, e. A scan that misses the announcement (its seq_cst load precedes our
+  // exchange in S) precedes our re-read too, and the scanner read its epoch before scanning; so the
+  // scans that miss us are for epochs <= e and can allow at most e -> e+1, which a quiescent state
+  // at e allows anyway: we are exactly a thread that passed a quiescent state at e.
+  [[gnu::noinline]] void go_online(record& r) {
+    std::uint64_t e = epoch_.load(std::memory_order_seq_cst);
+    for (;;) {
+      // Full fence (seq_cst RMW): visible before our first read of a shared pointer; pairs with
+      // the seq_cst load in can_advance().
+      r.announce.exchange(e, std::memory_order_seq_cst);
+      std::uint64_t now = epoch_.load(std::memory_order_seq_cst);
+      if (now == e) break;
+      e = now;
+    }
+    r.online = true;
+    if (e != r.local_epoch) on_new_epoch(r, e);
+  }
+
+  void retire(record& r, core::retired_hook* node) {
+    // The tag is an epoch value read after the unlink (sequenced before this retire), and no newer
+    // than what our next quiescent state reads (coherence). acquire: pairs with the CAS in
+    // try_advance(), since push() may free a list tagged three epochs before this value.
+    r.bags.push(node, epoch_.load(std::memory_order_acquire), r, gauge_);
+    r.count_retired(gauge_);
+  }
+
+  void on_new_epoch(record& r, std::uint64_t e) {
+    r.local_epoch = e;
+    r.bags.collect(e, r, gauge_);
+    adopt_orphans(r);
+  }
+
+  // Orphans were tagged with epochs their threads read before give() (release); take_all()
+  // acquires, so our load reads those values or later ones. Re-tagging them with that load's value
+  // only delays them. (We are at a quiescent state: any current epoch is a valid tag.)
+  void adopt_orphans(record& r) {
+    if (orphans_.empty()) return;
+    core::retired_list adopted = orphans_.take_all();
+    r.bags.splice(std::move(adopted), epoch_.load(std::memory_order_acquire), r, gauge_);
+  }
+
+  bool can_advance(std::uint64_t e) const noexcept {
+    for (const record* other = threads_.head(); other; other = decltype(threads_)::next_of(other)) {
+      // seq_cst: pairs with the exchange in go_online(); acquire part: pairs with the release
+      // stores in quiescent_state(), thread_offline() and detach().
+      std::uint64_t a = other->announce.load(std::memory_order_seq_cst);
+      if (a != offline && a != e) return false;
+    }
+    return true;
+  }
+
+  [[gnu::noinline]] void try_advance(record& r, std::uint64_t e) {
+    if (!can_advance(e)) return;
+    std::uint64_t expected = e;
+    // seq_cst: in the order S of go_online(); release for the loads of the new epoch.
+    if (epoch_.compare_exchange_strong(expected, e + 1, std::memory_order_seq_cst,
+                                       std::memory_order_relaxed))
+      core::counters::add(r.ctr.epochs, 1);
+  }
+
+  // Thread exit: the record goes offline (a quiescent state, even if the thread left inside a
+  // guard: it will read nothing more), its garbage goes to the orphanage.
+  void detach(record& r) noexcept {
+    // release: pairs with the seq_cst load in can_advance().
+    r.announce.store(offline, std::memory_order_release);
+    r.online = false;
+    r.freeing.drain(r);
+    r.bags.give_all(orphans_);
+    r.pending.flush(gauge_);
+    r.local_epoch = 0;
+    r.depth = 0;
+  }
+
+  alignas(core::cache_line) std::atomic<std::uint64_t> epoch_{1};
+  alignas(core::cache_line) core::thread_registry<record, domain> threads_{*this};
+  core::orphanage orphans_;
+  core::pending_gauge gauge_;
+};
+
+template <class... Policies>
+class qsbr<Policies...>::guard : public core::guard_base<guard> {
+ public:
+  static constexpr bool validates = false;
+
+  explicit guard(domain& d = default_domain()) : domain_(d), record_(d.begin(d.threads_.local())) {}
+  ~guard() { domain_.end(record_); }
+  guard(const guard&) = delete;
+  guard& operator=(const guard&) = delete;
+
+  // acquire: pairs with the release store or CAS that published the node.
+  template <class P>
+  P protect(const std::atomic<P>& src, unsigned /*slot*/) const noexcept {
+    return src.load(std::memory_order_acquire);
+  }
+
+ private:
+  friend class core::guard_base<guard>;
+  void retire_hook(core::retired_hook* node) { domain_.retire(record_, node); }
+
+  domain& domain_;
+  typename domain::record& record_;
+};
+
+}  // namespace reclaim

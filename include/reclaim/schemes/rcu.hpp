@@ -1,0 +1,232 @@
+// rcu: per-operation epoch reservation, as the "rcu" scheme of the IBR benchmark (Wen et al.,
+// PPoPP 2018; paper 001's artifact).
+//
+// What it is. A global epoch. Each operation reserves the current epoch at its start and clears
+// the reservation at its end. Every N retires (per thread, epoch_freq<N>, default 32) a thread
+// increments the epoch. Each retired node is stamped with the epoch at its retire (node_base adds
+// the stamp). Every M retires (empty_freq<M>, default 128) a thread scans its retired list: a node
+// is freed when its stamp is below every current reservation.
+//
+// When to use it. Workloads where retires are frequent enough to drive the epoch (it advances only
+// on retires, with no pass over the records); it is the simplest epoch scheme and frees in order
+// of age. Do not expect frees from a thread that only reads: scans run on retires.
+// Garbage is NOT bounded: a thread stalled inside an operation keeps its reservation and blocks
+// every node retired at or after it. A thread between operations reserves nothing and blocks
+// nothing; neither does an exited thread (its garbage goes to the orphanage, stamps and all).
+//
+// Needs from a container: only the start and end of each operation (the guard).
+// Progress: lock-free operations; reclamation can be blocked by a stalled thread.
+// Differences from the benchmark: the reservation is a seq_cst exchange re-validated by a re-read
+// of the epoch, and the stamp is read with a seq_cst RMW (fetch_add(0)) instead of a load, so that
+// the argument holds in the C++ memory model, not only on x86 (see retire()). "No reservation" is
+// the largest epoch value, which no epoch reaches, never 0. Orphans are adopted at scans.
+#pragma once
+#include <atomic>
+#include <cstdint>
+#include <limits>
+#include <string_view>
+
+#include "../concepts.hpp"
+#include "../core/guard_base.hpp"
+#include "../core/policy.hpp"
+#include "../core/record.hpp"
+#include "../free/batch.hpp"
+
+namespace reclaim {
+
+// rcu<epoch_freq<N>>: each thread increments the global epoch every N of its retires.
+struct rcu_epoch_freq_kind {};
+template <unsigned N>
+struct epoch_freq {
+  static_assert(N > 0);
+  using policy_kind = rcu_epoch_freq_kind;
+  static constexpr unsigned value = N;
+};
+
+// rcu<empty_freq<M>>: each thread scans its retired list every M of its retires.
+struct rcu_empty_freq_kind {};
+template <unsigned M>
+struct empty_freq {
+  static_assert(M > 0);
+  using policy_kind = rcu_empty_freq_kind;
+  static constexpr unsigned value = M;
+};
+
+template <class... Policies>
+struct rcu {
+  using free_policy = core::find_policy_t<free_policy_kind, batch_free, Policies...>;
+  static constexpr unsigned epoch_frequency =
+      core::find_policy_t<rcu_epoch_freq_kind, epoch_freq<32>, Policies...>::value;
+  static constexpr unsigned empty_frequency =
+      core::find_policy_t<rcu_empty_freq_kind, empty_freq<128>, Policies...>::value;
+  static_assert((core::known_kinds<free_policy_kind, rcu_epoch_freq_kind,
+                                   rcu_empty_freq_kind>::template contains<Policies> &&
+                 ...),
+                "rcu takes a free policy, epoch_freq<N> and empty_freq<M>");
+
+  static constexpr std::string_view name = "rcu";
+  static constexpr reclaim::family family = reclaim::family::epoch;
+  static constexpr bool bounds_garbage = false;
+  static constexpr unsigned needs = needs_nothing;
+
+  // The retire link plus the epoch of the retire.
+  struct node_base : core::retired_hook {
+    std::uint64_t retire_epoch = 0;
+  };
+  class domain;
+  class guard;
+  static domain& default_domain() {
+    static domain d;
+    return d;
+  }
+};
+
+template <class... Policies>
+class rcu<Policies...>::domain {
+  // No reservation: larger than every epoch (the epoch starts at 1 and grows by one per N retires),
+  // so it never collides with a valid one and the minimum ignores it.
+  static constexpr std::uint64_t none = std::numeric_limits<std::uint64_t>::max();
+
+  struct record : core::thread_record<free_policy> {
+    explicit record(domain&) {}
+    // Read by other threads' scans.
+    alignas(core::cache_line) std::atomic<std::uint64_t> reservation{none};
+    // Owner only.
+    alignas(core::cache_line) core::retired_list retired;
+    unsigned retires_since_bump = 0;
+    unsigned retires_since_scan = 0;
+  };
+
+ public:
+  domain() = default;
+  domain(const domain&) = delete;
+  domain& operator=(const domain&) = delete;
+  ~domain() {
+    threads_.close();
+    threads_.for_each([](record& r) {
+      r.freeing.drain(r);
+      r.retired.destroy_all();
+    });
+  }
+
+  reclaim::stats stats() const { return core::collect_stats(threads_, gauge_); }
+
+ private:
+  friend class rcu::guard;
+  friend class core::thread_registry<record, domain>;
+
+  record& begin(record& r) {
+    if (!r.enter()) return r;
+    // seq_cst loads and exchange: the order S of the argument in retire(); the loads pair with the
+    // seq_cst RMWs on the epoch, the exchange with the seq_cst load in scan().
+    std::uint64_t e = epoch_.load(std::memory_order_seq_cst);
+    for (;;) {
+      // Full fence (seq_cst RMW): the reservation is visible before our first read of a shared
+      // pointer.
+      r.reservation.exchange(e, std::memory_order_seq_cst);
+      std::uint64_t now = epoch_.load(std::memory_order_seq_cst);
+      if (now == e) [[likely]] break;
+      e = now;
+    }
+    r.freeing.on_operation(r);
+    return r;
+  }
+
+  void end(record& r) noexcept {
+    if (!r.leave()) return;
+    // release: our reads of nodes happen before a scan that sees no reservation (seq_cst load in
+    // scan()) frees them.
+    r.reservation.store(none, std::memory_order_release);
+  }
+
+  // Why "stamp < every reservation" is safe. X unlinks n, then reads the epoch with a seq_cst RMW
+  // (value s). Every write to the epoch is an RMW, so every later value is in the release sequence
+  // of X's RMW: a thread that reads any of them with acquire sees the unlink. Let R hold n with
+  // reservation r (R re-read the epoch after its exchange and found r).
+  //  - If a scan reads r: r <= s, since r > s was read after X's RMW and R would not reach n; so
+  //    n's stamp s is not below r and n stays.
+  //  - If a scan misses R (its seq_cst load precedes R's exchange in S): X's RMW happens before the
+  //    scan (same thread, or through the orphanage), so it precedes R's re-read in S, which then
+  //    reads s or a later value: R saw the unlink and cannot hold n.
+  void retire(record& r, core::retired_hook* hook) {
+    auto* node = static_cast<node_base*>(hook);
+    // seq_cst RMW (reads, writes nothing new): heads the release sequence above; a plain load
+    // would not synchronize with the readers that read later epochs.
+    node->retire_epoch = epoch_.fetch_add(0, std::memory_order_seq_cst);
+    r.retired.push(node);
+    r.count_retired(gauge_);
+    if (++r.retires_since_bump >= epoch_frequency) [[unlikely]] {
+      r.retires_since_bump = 0;
+      // seq_cst: an RMW in the release sequence of every stamp read before it.
+      epoch_.fetch_add(1, std::memory_order_seq_cst);
+      core::counters::add(r.ctr.epochs, 1);
+    }
+    if (++r.retires_since_scan >= empty_frequency) [[unlikely]] {
+      r.retires_since_scan = 0;
+      scan(r);
+    }
+  }
+
+  // Slow path: adopt orphans (they keep their stamps, so they join our list as they are; the
+  // orphanage's release/acquire carries their stamps' RMWs to us), take the minimum reservation,
+  // free what is older than it.
+  [[gnu::noinline]] void scan(record& r) {
+    if (!orphans_.empty()) r.retired.splice(orphans_.take_all());
+    std::uint64_t min = none;
+    for (const record* other = threads_.head(); other; other = decltype(threads_)::next_of(other)) {
+      // seq_cst: pairs with the exchange in begin(); acquire part: pairs with the release store in
+      // end() and detach().
+      std::uint64_t v = other->reservation.load(std::memory_order_seq_cst);
+      if (v < min) min = v;
+    }
+    core::retired_list safe;
+    r.retired.partition_into(safe, [min](core::retired_hook* h) {
+      return static_cast<node_base*>(h)->retire_epoch < min;
+    });
+    core::counters::add(r.ctr.scans, 1);
+    r.release_safe(std::move(safe), gauge_);
+  }
+
+  // Thread exit: no reservation any more (even if the thread left inside a guard), the retired list
+  // goes to the orphanage with its stamps.
+  void detach(record& r) noexcept {
+    // release: pairs with the seq_cst load in scan().
+    r.reservation.store(none, std::memory_order_release);
+    r.freeing.drain(r);
+    orphans_.give(std::move(r.retired));
+    r.pending.flush(gauge_);
+    // The counters are kept: short-lived threads that reuse this record still bump and scan.
+    r.depth = 0;
+  }
+
+  alignas(core::cache_line) std::atomic<std::uint64_t> epoch_{1};
+  alignas(core::cache_line) core::thread_registry<record, domain> threads_{*this};
+  core::orphanage orphans_;
+  core::pending_gauge gauge_;
+};
+
+template <class... Policies>
+class rcu<Policies...>::guard : public core::guard_base<guard> {
+ public:
+  static constexpr bool validates = false;
+
+  explicit guard(domain& d = default_domain()) : domain_(d), record_(d.begin(d.threads_.local())) {}
+  ~guard() { domain_.end(record_); }
+  guard(const guard&) = delete;
+  guard& operator=(const guard&) = delete;
+
+  // acquire: pairs with the release store or CAS that published the node.
+  template <class P>
+  P protect(const std::atomic<P>& src, unsigned /*slot*/) const noexcept {
+    return src.load(std::memory_order_acquire);
+  }
+
+ private:
+  friend class core::guard_base<guard>;
+  void retire_hook(core::retired_hook* node) { domain_.retire(record_, node); }
+
+  domain& domain_;
+  typename domain::record& record_;
+};
+
+}  // namespace reclaim
