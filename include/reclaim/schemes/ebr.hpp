@@ -28,7 +28,7 @@
 #include <string_view>
 
 #include "../concepts.hpp"
-#include "../core/guard_base.hpp"
+#include "../core/region_guard.hpp"
 #include "../core/policy.hpp"
 #include "../core/record.hpp"
 #include "../free/batch.hpp"
@@ -103,7 +103,7 @@ class basic_ebr<Flavour, Policies...>::domain {
   reclaim::stats stats() const { return core::collect_stats(threads_, gauge_); }
 
  private:
-  friend class basic_ebr::guard;
+  friend class core::region_guard<domain>;
   friend class core::thread_registry<record, domain>;
 
   // Why a list tagged e is safe at e+3 and not e+2. Let X retire node n while announcing e, and R
@@ -219,27 +219,9 @@ class basic_ebr<Flavour, Policies...>::domain {
 };
 
 template <class Flavour, class... Policies>
-class basic_ebr<Flavour, Policies...>::guard : public core::guard_base<guard> {
+class basic_ebr<Flavour, Policies...>::guard : public core::region_guard<domain> {
  public:
-  static constexpr bool validates = false;
-
-  explicit guard(domain& d = default_domain()) : domain_(d), record_(d.begin(d.threads_.local())) {}
-  ~guard() { domain_.end(record_); }
-  guard(const guard&) = delete;
-  guard& operator=(const guard&) = delete;
-
-  // acquire: pairs with the release store or CAS that published the node.
-  template <class P>
-  P protect(const std::atomic<P>& src, unsigned /*slot*/) const noexcept {
-    return src.load(std::memory_order_acquire);
-  }
-
- private:
-  friend class core::guard_base<guard>;
-  void retire_hook(core::retired_hook* node) { domain_.retire(record_, node); }
-
-  domain& domain_;
-  typename domain::record& record_;
+  explicit guard(domain& d = default_domain()) : core::region_guard<domain>(d) {}
 };
 
 }  // namespace reclaim
