@@ -6,6 +6,7 @@
 #include "registry.hpp"
 #include "retired.hpp"
 #include "stats.hpp"
+#include "timeline.hpp"
 
 namespace reclaim::core {
 
@@ -29,6 +30,19 @@ struct thread_record : record_base {
   void count_freed(std::uint64_t n) noexcept {
     counters::add(ctr.freed, n);
     pending.freed(n);
+  }
+  // This thread moved the global epoch to `epoch`: counted, and an epoch_advance event while a
+  // timeline records.
+  void count_epoch_advance(std::uint64_t epoch) noexcept {
+    counters::add(ctr.epochs, 1);
+    timeline::record_instant(timeline::event::epoch_advance, epoch);
+  }
+  // This thread began a new epoch holding `limbo` retired nodes not yet proven safe: while a
+  // timeline records, an epoch_seen event with the garbage it holds (limbo plus the free policy's
+  // freeable list). Call it before the new epoch frees anything.
+  void saw_new_epoch(std::size_t limbo) noexcept {
+    if (timeline::recording()) [[unlikely]]
+      timeline::record_instant(timeline::event::epoch_seen, limbo + freeing.held());
   }
   // A batch the scheme proved safe goes to the free policy.
   void release_safe(retired_list&& safe, pending_gauge& gauge) noexcept {

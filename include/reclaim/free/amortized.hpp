@@ -36,6 +36,7 @@
 
 #include "../core/retired.hpp"
 #include "../core/stats.hpp"
+#include "../core/timeline.hpp"
 #include "batch.hpp"
 
 namespace reclaim {
@@ -135,13 +136,14 @@ class amortized_local {
   void drain(Ctx& ctx) noexcept {
     if (!freeable_.empty()) {
       core::free_timer timer(ctx.ctr);
-      ctx.count_freed(freeable_.destroy_all());
+      ctx.count_freed(timeline::free_all(freeable_));  // one batch_free event while recording
     }
     rate_.reset();
   }
 
   // For tests and observers on the owning thread.
   std::size_t freeable() const noexcept { return freeable_.size(); }
+  std::size_t held() const noexcept { return freeable_.size(); }
   unsigned per_operation() const noexcept { return rate_.per_operation(); }
 
  private:
@@ -162,12 +164,20 @@ class amortized_local {
     if (freeable_.empty()) rate_.on_emptied();
   }
 
+  // One test of the timeline recorder per call: recording, each free is timed and a slow one
+  // becomes a slow_free event (timeline::free_one).
   std::size_t free_up_to(unsigned k) noexcept {
+    if (timeline::recording()) [[unlikely]]
+      return free_up_to(k, timeline::free_one);
+    return free_up_to(k, [](core::retired_hook* node) { node->destroy(node); });
+  }
+  template <class Free>
+  std::size_t free_up_to(unsigned k, Free free) noexcept {
     std::size_t n = 0;
     for (; n < k; ++n) {
       core::retired_hook* node = freeable_.pop();
       if (!node) break;
-      node->destroy(node);
+      free(node);
     }
     return n;
   }
@@ -184,6 +194,9 @@ template <unsigned K = 1>
 struct amortized_free {
   static_assert(K >= 1, "amortized_free<K> frees at least one object per operation");
   using policy_kind = free_policy_kind;
+  // Not bounded: a container that retires more than K nodes per operation grows the freeable list
+  // without bound.
+  static constexpr bool bounded = false;
   static constexpr unsigned per_operation = K;
   using local = detail::amortized_local<detail::fixed_rate<K>>;
 };
@@ -193,6 +206,8 @@ struct amortized_free {
 template <unsigned Min, unsigned Max>
 struct adaptive_free_between {
   using policy_kind = free_policy_kind;
+  // Not bounded: a retire rate above Max grows the freeable list without bound.
+  static constexpr bool bounded = false;
   static constexpr unsigned min_per_operation = Min;
   static constexpr unsigned max_per_operation = Max;
   using local = detail::amortized_local<detail::adaptive_rate<Min, Max>>;

@@ -3,30 +3,39 @@
 #pragma once
 #include "../core/retired.hpp"
 #include "../core/stats.hpp"
+#include "../core/timeline.hpp"
 
 namespace reclaim {
 
 struct free_policy_kind {};
 
+// Every free policy declares `bounded`: whether garbage the scheme proved safe is freed within a
+// bound that does not depend on the retire rate. A scheme that bounds its own garbage (hp) bounds
+// it in all only with a bounded policy, and derives its bounds_garbage from it.
+//
 // The interface every free policy implements through its per-thread `local` part:
 //   release(list, ctx)  the scheme hands over a batch that is safe to free
 //   on_operation(ctx)   called at the start of every operation (where amortized policies free)
 //   drain(ctx)          free everything held, at thread exit and domain destruction
+//   held()              how many safe objects it still holds (for timeline::event::epoch_seen)
 // ctx is the thread's record (core::thread_record), which counts what is freed.
 struct batch_free {
   using policy_kind = free_policy_kind;
+  static constexpr bool bounded = true;  // nothing safe is kept
 
   struct local {
     template <class Ctx>
     void release(core::retired_list&& safe, Ctx& ctx) noexcept {
       if (safe.empty()) return;
       core::free_timer timer(ctx.ctr);
-      ctx.count_freed(safe.destroy_all());
+      // Recording a timeline: a batch_free event, and slow_free events for the slow frees.
+      ctx.count_freed(timeline::free_all(safe));
     }
     template <class Ctx>
     void on_operation(Ctx&) noexcept {}
     template <class Ctx>
     void drain(Ctx&) noexcept {}
+    std::size_t held() const noexcept { return 0; }
   };
 };
 

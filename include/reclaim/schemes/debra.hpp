@@ -132,6 +132,7 @@ class debra<Policies...>::domain {
   // reader gone. Each rotation follows at least one change, so the bag we rotate into, filled three
   // rotations ago, is safe.
   void on_new_epoch(record& r, std::uint64_t e) {
+    r.saw_new_epoch(r.bags[0].size() + r.bags[1].size() + r.bags[2].size());
     r.seen_epoch = e;
     r.current_bag = (r.current_bag + 1) % bag_count;
     r.check_cursor = nullptr;
@@ -170,7 +171,7 @@ class debra<Policies...>::domain {
     // new epoch (acquire in begin()); acquire chains the checks of earlier advances.
     if (epoch_.compare_exchange_strong(expected, e + 1, std::memory_order_acq_rel,
                                        std::memory_order_relaxed))
-      core::counters::add(r.ctr.epochs, 1);
+      r.count_epoch_advance(e + 1);
   }
 
   // Thread exit: the record goes quiescent (even if the thread left inside a guard), its garbage

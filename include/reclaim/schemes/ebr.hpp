@@ -156,6 +156,7 @@ class basic_ebr<Flavour, Policies...>::domain {
 
   // Seen at entry: free every list three or more epochs old, then look at the orphans.
   void on_new_epoch(record& r, std::uint64_t e) {
+    r.saw_new_epoch(r.bags.size());
     r.local_epoch = e;
     r.bags.collect(e, r, gauge_);
     adopt_orphans(r);
@@ -195,7 +196,7 @@ class basic_ebr<Flavour, Policies...>::domain {
     // (the loads in begin()): what this scan saw (retirers gone) happens before their frees.
     if (epoch_.compare_exchange_strong(expected, e + 1, std::memory_order_seq_cst,
                                        std::memory_order_relaxed))
-      core::counters::add(r.ctr.epochs, 1);
+      r.count_epoch_advance(e + 1);
   }
 
   // Thread exit: the record goes idle (even if the thread left inside a guard), its garbage goes to

@@ -176,6 +176,7 @@ class qsbr<Policies...>::domain {
   }
 
   void on_new_epoch(record& r, std::uint64_t e) {
+    r.saw_new_epoch(r.bags.size());
     r.local_epoch = e;
     r.bags.collect(e, r, gauge_);
     adopt_orphans(r);
@@ -206,7 +207,7 @@ class qsbr<Policies...>::domain {
     // seq_cst: in the order S of go_online(); release for the loads of the new epoch.
     if (epoch_.compare_exchange_strong(expected, e + 1, std::memory_order_seq_cst,
                                        std::memory_order_relaxed))
-      core::counters::add(r.ctr.epochs, 1);
+      r.count_epoch_advance(e + 1);
   }
 
   // Thread exit: the record goes offline (a quiescent state, even if the thread left inside a

@@ -158,8 +158,8 @@ class rcu<Policies...>::domain {
     if (++r.retires_since_bump >= epoch_frequency) [[unlikely]] {
       r.retires_since_bump = 0;
       // seq_cst: an RMW in the release sequence of every stamp read before it.
-      epoch_.fetch_add(1, std::memory_order_seq_cst);
-      core::counters::add(r.ctr.epochs, 1);
+      const std::uint64_t e = epoch_.fetch_add(1, std::memory_order_seq_cst);
+      r.count_epoch_advance(e + 1);
     }
     if (++r.retires_since_scan >= empty_frequency) [[unlikely]] {
       r.retires_since_scan = 0;

@@ -38,6 +38,13 @@ class epoch_bags {
       if (!bags_[i].empty() && tags_[i] + lag <= epoch) r.release_safe(std::move(bags_[i]), g);
   }
 
+  // Retired nodes held in the bags.
+  std::size_t size() const noexcept {
+    std::size_t n = 0;
+    for (const auto& bag : bags_) n += bag.size();
+    return n;
+  }
+
   // Thread exit: everything goes to the orphanage (tags are lost: adopters re-tag, see the
   // schemes).
   void give_all(core::orphanage& orphans) noexcept {
