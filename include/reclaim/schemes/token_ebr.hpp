@@ -1,0 +1,388 @@
+// token_ebr: Token-EBR, epochs defined by a token passed around a ring of threads (paper 001,
+// section 4), in the paper's four variants:
+//   token_naive<>       on receipt: free the previous bag, swap bags, then pass the token;
+//   token_pass_first<>  on receipt: swap bags, pass the token, then free the previous bag (batch);
+//   token_periodic<>    pass first, and while freeing check every K frees (token_check_every<K>,
+//                       default 100) whether the token came back, and if so pass it on at once;
+//   token_af<>          pass first, and the previous bag goes to the amortized free policy
+//                       (token_pass_first<amortized_free<1>> is the same type).
+//
+// What it is. The ring is the domain's thread records in registry order (head to tail, then the
+// head again). A thread keeps two bags, current (what it retires) and previous. When the token
+// reaches it, the token has been round the whole ring since its last receipt, so every node in its
+// previous bag is safe: it frees that bag, the current bag becomes the previous one, and the token
+// moves on. stats().epochs counts completed rounds: passes of the token from the tail of the ring
+// back to its head (not receipts).
+//
+// When to use it. Short operations and jemalloc/tcmalloc: token_af is the paper's fastest scheme.
+// The three batch variants exist to reproduce the paper's Table 4 and Figures 6-8 (garbage pile-up:
+// a thread that frees a large bag holds the token back), not for production use.
+// Garbage is NOT bounded: a thread stalled inside an operation keeps the token and every thread's
+// bags grow until it resumes. A thread between operations (or exited) never holds the token and is
+// skipped, so an idle thread stops nothing.
+//
+// Needs from a container: only the start and end of each operation (the guard).
+// Progress: lock-free operations. Reclamation can be blocked by a thread stalled in an operation.
+// end() is lock-free, not wait-free: it serves the token again each time it comes back while the
+// thread is still active (each time a real receipt whose bags shrink, so in practice once or twice).
+//
+// Differences from the paper.
+//  - The paper's threads check the token at the start of each operation and must all run
+//    operations for the token to move: one idle thread stops the ring. Ours announce themselves
+//    active for the length of an operation (an acquire exchange at the start, a release CAS at the
+//    end: two RMWs per operation where the paper has a load and debra one RMW), and the token skips
+//    a record that is not active. A token that arrives during an operation is noticed and served at
+//    that operation's end (the paper: at the start of the next one); a token with no active thread to
+//    go to is parked in the domain and the next thread to start an operation picks it up.
+//  - The periodic check really runs between frees (the published artifact never reaches it), and
+//    the token is handed over with release/acquire RMWs, never plain stores.
+//  - Exited threads' bags go to the orphanage; the next thread to start an operation adopts them.
+//
+// Why a node in the previous bag is safe at the next receipt (C++ memory model). Let X retire n (after
+// its unlink) and later receive the token (receipt k): n moves to X's previous bag, and X passes the
+// token. n is freed at receipt k+1. In between, the token went round the ring, and every record Z
+// other than X was, after X's pass (every hop is a release RMW read by an acquire, so X's pass
+// happens before each later step):
+//  (a) handed the token while active, and passed it on at the end of that operation or later:
+//      Z's reads before its pass happen before its release pass, hence before X's receipt k+1 and the
+//      free; Z's reads after its receipt (an acquire) see the unlink of n (write-read coherence), so
+//      they cannot reach n; or
+//  (b) skipped while not active, by an acq_rel RMW (a CAS writing the value it read) on Z's state.
+//      Z's operations are bracketed by RMWs on the same word (begin: acquire exchange; end: release
+//      CAS), so in its modification order the skip falls between two of them: the operation before
+//      it ended with a release that the skip reads (Z's reads happen before the free), and the next
+//      one starts with an acquire exchange that reads the skip or a later RMW of its release sequence
+//      (all writes between are skips), so the unlink happens before Z's next reads.
+//  Records pushed on the registry after a pass read the head are not visited in that round. Every
+//  round passes the tail once, and that wrap is an RMW on rounds_; a new record's first operation
+//  makes an RMW on rounds_ before its reads (join_ring()). If the join comes first in rounds_'s
+//  order, the wrap reads it (acquire), the record's push happens before the wrap and the pass's
+//  reading of the head, and it is visited; if the wrap comes first, the join reads it, and the
+//  unlink (before X's pass, before the wrap) happens before the new thread's reads.
+//  A parked token is parked only by a thread whose pass went all the way round to itself: the whole
+//  ring was covered after that thread's receipt, which came after every other thread's last pass, so
+//  whoever picks it up may treat it as a receipt.
+//
+// Why there is exactly one token. It starts parked (parked_ == true). It is always in exactly one
+// of three places: parked; the token bit of one record's state, set only while that record is
+// active; or the hands of one thread (between taking it and passing it). Each move is made by the
+// thread that has it in hand: pass() sets a bit with a CAS that succeeds only on an active record
+// without a bit, or stores parked_; the thread whose bit is set is the only writer of its state
+// while the bit is there (passers touch a state only while they hold the token, and skip-CASes
+// expect an inactive state), so it takes the token by clearing its own bit; picking it up from the
+// parking is an exchange, which only one thread wins. No step copies the token, so there is one.
+#pragma once
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+#include <type_traits>
+
+#include "../concepts.hpp"
+#include "../core/policy.hpp"
+#include "../core/record.hpp"
+#include "../core/region_guard.hpp"
+#include "../core/timeline.hpp"
+#include "../free/amortized.hpp"
+#include "../free/batch.hpp"
+
+namespace reclaim {
+
+// In which order a thread that receives the token frees its previous bag and passes the token.
+namespace token_order {
+struct free_then_pass {
+  static constexpr bool passes_first = false;
+};
+struct pass_then_free {
+  static constexpr bool passes_first = true;
+};
+}  // namespace token_order
+
+// token_check_every<K>: while freeing a bag, look for the returned token every K frees.
+struct token_check_kind {};
+template <unsigned K>
+struct token_check_every {
+  static_assert(K > 0);
+  using policy_kind = token_check_kind;
+  static constexpr unsigned value = K;
+};
+
+namespace detail {
+struct token_no_check {
+  using policy_kind = token_check_kind;
+  static constexpr unsigned value = 0;
+};
+}  // namespace detail
+
+template <class Order, class... Policies>
+struct token_ebr {
+  using free_policy = core::find_policy_t<free_policy_kind, batch_free, Policies...>;
+  // Frees between two looks for the token while a bag is freed; 0: no look.
+  static constexpr unsigned frees_per_check =
+      core::find_policy_t<token_check_kind, detail::token_no_check, Policies...>::value;
+  static constexpr bool frees_in_batches = std::is_same_v<free_policy, batch_free>;
+  static_assert((core::known_kinds<free_policy_kind, token_check_kind>::template contains<Policies> &&
+                 ...),
+                "token_ebr takes a free policy and token_check_every<K>");
+  static_assert(Order::passes_first || frees_in_batches,
+                "with an amortized free policy nothing is freed on receipt: use token_af");
+  static_assert(frees_per_check == 0 || (Order::passes_first && frees_in_batches),
+                "token_check_every applies to a batch freed after passing (token_periodic)");
+
+  static constexpr std::string_view name = !Order::passes_first ? "token_naive"
+                                           : !frees_in_batches  ? "token_af"
+                                           : frees_per_check    ? "token_periodic"
+                                                                : "token_pass_first";
+  static constexpr reclaim::family family = reclaim::family::epoch;
+  static constexpr bool bounds_garbage = false;
+  static constexpr unsigned needs = needs_nothing;
+
+  using node_base = core::retired_hook;
+  class domain;
+  class guard;
+  static domain& default_domain() {
+    static domain d;
+    return d;
+  }
+};
+
+template <class... Policies>
+using token_naive = token_ebr<token_order::free_then_pass, Policies...>;
+template <class... Policies>
+using token_pass_first = token_ebr<token_order::pass_then_free, Policies...>;
+// Policies named by the user come first, so token_periodic<token_check_every<10>> checks every 10.
+template <class... Policies>
+using token_periodic = token_ebr<token_order::pass_then_free, Policies..., token_check_every<100>>;
+template <class... Policies>
+using token_af = token_ebr<token_order::pass_then_free, Policies..., amortized_free<1>>;
+
+template <class Order, class... Policies>
+class token_ebr<Order, Policies...>::domain {
+  // A record's state: active while its thread is inside an operation (or serving the token);
+  // token while the token waits there (only ever on an active record); fresh until the record's
+  // first operation (see join_ring()).
+  static constexpr std::uint64_t active_bit = 1, token_bit = 2, fresh_bit = 4;
+
+  struct record : core::thread_record<free_policy> {
+    explicit record(domain&) {}
+    // Written by passers (the token, skips) and the owner.
+    alignas(core::cache_line) std::atomic<std::uint64_t> state{fresh_bit};
+    // Owner only.
+    alignas(core::cache_line) core::retired_list current, previous;
+  };
+
+ public:
+  domain() = default;
+  domain(const domain&) = delete;
+  domain& operator=(const domain&) = delete;
+  ~domain() {
+    threads_.close();
+    threads_.for_each([](record& r) {
+      r.freeing.drain(r);
+      r.current.destroy_all();
+      r.previous.destroy_all();
+    });
+  }
+
+  reclaim::stats stats() const { return core::collect_stats(threads_, gauge_); }
+
+  // For tests: the places where the token rests (parked, or a record's token bit). While no thread
+  // is inside an operation, this is exactly 1.
+  std::size_t tokens_at_rest() const noexcept {
+    std::size_t n = parked_.load(std::memory_order_acquire) ? 1 : 0;
+    threads_.for_each([&](const record& r) {
+      n += (r.state.load(std::memory_order_acquire) & token_bit) != 0;
+    });
+    return n;
+  }
+
+ private:
+  friend class core::region_guard<domain>;
+  friend class core::thread_registry<record, domain>;
+
+  record& begin(record& r) {
+    if (!r.enter()) return r;
+    // acquire: pairs with the release part of a skip CAS in pass(), so what the passer knew (the
+    // unlinks of nodes it is about to let be freed) happens before this operation's reads. An RMW,
+    // not a store: a skip is ordered before or after it in the state's modification order.
+    std::uint64_t was = r.state.exchange(active_bit, std::memory_order_acquire);
+    if (was & fresh_bit) [[unlikely]] join_ring();
+    if (parked_.load(std::memory_order_relaxed)) [[unlikely]] pick_up(r);
+    if (!orphans_.empty()) [[unlikely]] adopt_orphans(r);
+    r.freeing.on_operation(r);
+    return r;
+  }
+
+  void end(record& r) noexcept {
+    if (!r.leave()) return;
+    std::uint64_t expected = active_bit;
+    // release: this operation's reads happen before a skip CAS (acquire) that finds us inactive.
+    // acquire on failure: pairs with the release CAS in pass() that left the token here. A CAS, not
+    // a store: a store could erase a token handed over at this moment.
+    if (r.state.compare_exchange_strong(expected, 0, std::memory_order_release,
+                                        std::memory_order_acquire)) [[likely]]
+      return;
+    end_holding_token(r);
+  }
+
+  void retire(record& r, core::retired_hook* node) {
+    r.current.push(node);
+    r.count_retired(gauge_);
+  }
+
+  // The token arrived during the operation: serve it while still active, and again each time it
+  // returns before we manage to go inactive.
+  [[gnu::noinline]] void end_holding_token(record& r) noexcept {
+    std::uint64_t expected;
+    do {
+      take(r);
+      serve(r);
+      expected = active_bit;
+      // release / acquire: as in end().
+    } while (!r.state.compare_exchange_strong(expected, 0, std::memory_order_release,
+                                              std::memory_order_acquire));
+  }
+
+  // The token waits on our (active) record: take it in hand. Only we write our state while its token
+  // bit is set, so a plain store clears it.
+  static void take(record& r) noexcept { r.state.store(active_bit, std::memory_order_relaxed); }
+
+  [[gnu::noinline]] void pick_up(record& r) noexcept {
+    // acquire: pairs with the release store in park(). Only one thread reads true.
+    if (parked_.exchange(false, std::memory_order_acquire)) serve(r);
+  }
+
+  // Garbage of exited threads joins our current bag, as if we had retired it now: it was retired
+  // (unlinked) before the give() whose release the acquire in take_all() reads, so before our next
+  // pass, and it is freed at the receipt after that. Adopted at the start of an operation, not at a
+  // receipt (which may come at the end of a thread's last operation before it idles for good).
+  [[gnu::noinline]] void adopt_orphans(record& r) noexcept {
+    r.current.splice(orphans_.take_all());
+  }
+
+  // A receipt: r is active and has the token in hand.
+  void serve(record& r) noexcept {
+    timeline::record_instant(timeline::event::token_receipt, garbage_held(r));
+    core::retired_list safe = std::move(r.previous);
+    r.previous = std::move(r.current);
+    if constexpr (Order::passes_first) {
+      pass(r);
+      free_safe(r, safe);
+    } else {
+      free_safe(r, safe);
+      pass(r);
+    }
+  }
+
+  void free_safe(record& r, core::retired_list& safe) noexcept {
+    if constexpr (frees_per_check == 0)
+      r.release_safe(std::move(safe), gauge_);
+    else
+      free_checking(r, safe);
+  }
+
+  // token_periodic: free the bag one node at a time, looking for the token every K frees.
+  [[gnu::noinline]] void free_checking(record& r, core::retired_list& safe) noexcept {
+    if (safe.empty()) return;
+    core::free_timer timer(r.ctr);
+    timeline::batch_scope batch;
+    std::size_t n = 0;
+    while (core::retired_hook* node = safe.pop()) {
+      timeline::free_one(node);
+      if (++n % frees_per_check == 0) pass_if_returned(r);
+    }
+    batch.done(n);
+    r.count_freed(n);
+    r.pending.flush(gauge_);
+  }
+
+  // The token came back while we free: pass it on at once. The bags do not rotate (the bag being
+  // freed is out of them already); skipping a rotation only delays our own garbage.
+  void pass_if_returned(record& r) noexcept {
+    // acquire: pairs with the release CAS in pass() that left the token here.
+    if ((r.state.load(std::memory_order_acquire) & token_bit) == 0) return;
+    take(r);
+    timeline::record_instant(timeline::event::token_receipt, garbage_held(r));
+    pass(r);
+  }
+
+  // r has the token in hand: give it to the next active record in ring order, skipping the others;
+  // if it comes round to r, park it.
+  [[gnu::noinline]] void pass(record& r) noexcept {
+    for (record* z = next_in_ring(r, &r); z != &r; z = next_in_ring(r, z)) {
+      std::uint64_t s = z->state.load(std::memory_order_relaxed);
+      for (;;) {
+        if (s & active_bit) {
+          // release: pairs with the acquire CAS failure in end() / load in pass_if_returned():
+          // everything before this pass happens before the receiver's frees.
+          if (z->state.compare_exchange_weak(s, s | token_bit, std::memory_order_release,
+                                             std::memory_order_relaxed))
+            return;
+        } else if (z->state.compare_exchange_weak(s, s, std::memory_order_acq_rel,
+                                                  std::memory_order_relaxed)) {
+          // The skip (argument (b) above). acquire: pairs with the release CAS in end() or exchange
+          // in detach() that made z inactive; release: pairs with the acquire exchange in z's next
+          // begin().
+          break;
+        }
+      }
+    }
+    park();
+  }
+
+  record* next_in_ring(record& r, record* z) noexcept {
+    if (record* next = decltype(threads_)::next_of(z)) return next;
+    complete_round(r);
+    return threads_.head();  // acquire: after the wrap, sees records that joined before it
+  }
+
+  [[gnu::noinline]] void complete_round(record& r) noexcept {
+    // acq_rel: the wrap of the argument above; pairs with the CAS in join_ring().
+    r.count_epoch_advance(rounds_.fetch_add(1, std::memory_order_acq_rel) + 1);
+  }
+
+  // release: pairs with the acquire exchange in pick_up().
+  void park() noexcept { parked_.store(true, std::memory_order_release); }
+
+  // A new record's first operation: an RMW on rounds_ (a CAS writing the value it read; a
+  // fetch_add(0) may be compiled as a fence and a load). acq_rel: pairs with complete_round().
+  [[gnu::noinline]] void join_ring() noexcept {
+    std::uint64_t n = rounds_.load(std::memory_order_relaxed);
+    while (!rounds_.compare_exchange_weak(n, n, std::memory_order_acq_rel,
+                                          std::memory_order_relaxed)) {
+    }
+  }
+
+  static std::uint64_t garbage_held(const record& r) noexcept {
+    return r.current.size() + r.previous.size() + r.freeing.held();
+  }
+
+  // Thread exit, possibly inside an operation: the record goes inactive, a token it holds moves on,
+  // its garbage goes to the orphanage, and it is left as a new thread should find it.
+  void detach(record& r) noexcept {
+    // release: pairs with a skip CAS (acquire), as in end(); acquire: pairs with the release CAS
+    // in pass() if the token waited here.
+    std::uint64_t was = r.state.exchange(0, std::memory_order_acq_rel);
+    r.freeing.drain(r);
+    orphans_.give(std::move(r.current));
+    orphans_.give(std::move(r.previous));
+    if (was & token_bit) pass(r);
+    r.pending.flush(gauge_);
+    r.depth = 0;
+  }
+
+  // Read by every begin(), written rarely: one line.
+  alignas(core::cache_line) std::atomic<bool> parked_{true};
+  core::orphanage orphans_;
+  alignas(core::cache_line) std::atomic<std::uint64_t> rounds_{0};
+  alignas(core::cache_line) core::thread_registry<record, domain> threads_{*this};
+  core::pending_gauge gauge_;
+};
+
+template <class Order, class... Policies>
+class token_ebr<Order, Policies...>::guard : public core::region_guard<domain> {
+ public:
+  explicit guard(domain& d = default_domain()) : core::region_guard<domain>(d) {}
+};
+
+}  // namespace reclaim
