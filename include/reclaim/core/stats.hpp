@@ -43,8 +43,11 @@ struct counters {
 };
 
 // The domain-wide count of pending garbage and its peak. Threads keep a local delta and flush it
-// here every flush_interval retires and after each batch they free, so the hot path touches no
-// shared line; the peak is exact to within (threads x flush_interval).
+// here when it reaches flush_interval either way (net retires or net frees) and after each batch
+// the scheme proves safe, so the hot path touches no shared line; the peak is exact to within
+// (threads x flush_interval). Flushing on frees matters for amortized free policies, which free
+// between the scheme's flush points: a thread that frees its freeable list without retiring would
+// otherwise leave its whole list counted in the gauge while other threads' flushes set the peak.
 class pending_gauge {
  public:
   static constexpr std::int64_t flush_interval = 64;
@@ -54,13 +57,21 @@ class pending_gauge {
     void retired(pending_gauge& g) noexcept {
       if (++delta_ >= flush_interval) flush(g);
     }
-    void freed(std::uint64_t n) noexcept { delta_ -= static_cast<std::int64_t>(n); }
+    // Frees flush to the gauge of the last flush (a record belongs to one domain). Before the
+    // first flush there is none to flush to; the flush that follows every safe batch
+    // (thread_record::release_safe) catches up.
+    void freed(std::uint64_t n) noexcept {
+      delta_ -= static_cast<std::int64_t>(n);
+      if (delta_ <= -flush_interval && gauge_) flush(*gauge_);
+    }
     void flush(pending_gauge& g) noexcept {
+      gauge_ = &g;
       if (delta_ != 0) g.add(std::exchange(delta_, 0));
     }
 
    private:
     std::int64_t delta_ = 0;
+    pending_gauge* gauge_ = nullptr;
   };
 
   std::uint64_t peak() const noexcept {

@@ -7,10 +7,12 @@
 // the number of slots (R = 100 + 2H, H = K x records, as in paper 003), scans: it snapshots every
 // published hazard into a sorted array and frees each retired node it does not find there.
 //
-// When to use it. Garbage is bounded (at most R + H per thread, whatever other threads do), so it
-// is the choice when a stalled or preempted thread must not hold memory hostage. The price is a
-// full fence on every protected read, which makes traversal-heavy structures (lists, trees) several
-// times slower than under an epoch scheme.
+// When to use it. Garbage is bounded (at most R + H per thread, whatever other threads do) with the
+// default batch_free policy, so it is the choice when a stalled or preempted thread must not hold
+// memory hostage. With an amortized free policy the freeable list is bounded only while the retire
+// rate stays within the policy's K, so bounds_garbage is false there. The price is a full fence on
+// every protected read, which makes traversal-heavy structures (lists, trees) several times slower
+// than under an epoch scheme.
 //
 // Needs from a container: every dereferenced pointer protected in a slot and validated (reads
 // re-read from a source that a removal visibly changes); K >= the slots the container uses.
@@ -65,7 +67,9 @@ struct hp {
 
   static constexpr std::string_view name = "hp";
   static constexpr reclaim::family family = reclaim::family::pointer;
-  static constexpr bool bounds_garbage = true;
+  // R + H per thread bounds what waits for a scan; the free policy decides whether what a scan
+  // proved safe is freed within a bound too (batch_free: yes; amortized: not at any retire rate).
+  static constexpr bool bounds_garbage = free_policy::bounded;
   static constexpr unsigned needs = needs_validated_reads;
 
   using node_base = core::retired_hook;
