@@ -1,0 +1,544 @@
+// nbr and nbr_plus: neutralization-based reclamation (Singh, Brown, Mashtizadeh, PPoPP 2021).
+//
+// What it is. Operations are read phases (traversals from the root that write nothing shared)
+// followed by write phases that touch only nodes reserved at the end of the read phase (at most R
+// per thread). Each thread keeps its retired nodes in a limbo bag. When the bag reaches its
+// threshold the thread runs a signal round: it sends a signal to every thread it sees in a read
+// phase, whose handler makes the thread drop its pointers and restart the read phase from the root
+// (a siglongjmp to RECLAIM_READ_PHASE); then it frees every node of its bag that no thread reserved.
+// nbr_plus (Algorithm 2) adds a low watermark: a thread whose bag is between the low and the high
+// watermark frees the part of its bag retired before it crossed the low watermark as soon as it
+// sees that another thread completed a whole signal round since then (announce timestamps, odd
+// during a round), so fewer signals are sent for the same work (stats().signals counts them).
+//
+// When to use it. Structures whose operations fit the read/write-phase form (lazy_list,
+// harris_list, hm_list_restart, dgt_bst; not hm_list, whose searches resume mid-list): garbage is
+// bounded even when threads stall, and the per-read cost is a plain load, as under an epoch scheme.
+// Signals cost a few microseconds each, so keep the threshold large (the default 32K).
+//
+// What it bounds. With batch_free, a thread's bag holds at most max(threshold, R x records + 1)
+// nodes: a round frees everything that is not reserved, and at most R x records nodes are. A stalled
+// thread holds back at most its R reservations, whatever phase it stalls in. Garbage of an exited
+// thread is adopted by the next retire of a live thread. With an amortized free policy the freeable
+// list is bounded only while the retire rate stays within the policy's K, so bounds_garbage is the
+// free policy's `bounded`.
+//
+// What it costs, and the wait the papers' implementations leave out. Per read phase: an RMW that
+// makes the thread restartable, the saved restart point (sigsetjmp without the signal mask: no
+// system call), and a relaxed load that checks the thread is not already restartable; per write
+// phase: R' relaxed stores and an RMW (R' the nodes reserved). A round sends one signal per
+// thread in a read phase. The published implementations free right after sending the signals,
+// although a signalled thread may not have run its handler yet and may still be reading. Here the
+// reclaimer waits, after signalling, until every thread it saw in a read phase has left that read
+// phase (its phase word changed: write phase, end of operation, exit, or restart by its handler).
+// A running thread does so within microseconds; a thread that was descheduled in a read phase holds
+// the reclaimer until the kernel runs it again (the handler runs before anything else), so a round
+// can take a scheduler time slice when threads outnumber cores. A thread stopped for good inside a
+// read phase (SIGSTOP, a debugger) blocks its reclaimers; threads that use a domain must not block
+// the signal (registration unblocks it). A signal that lands while another handler of the
+// application runs on top of a read phase does not restart it (that would abort the application's
+// handler): the reclaimer signals again until the read phase restarts or ends. A thread outside a
+// read phase is neither signalled nor waited for: it holds no unreserved pointer, its reservations
+// were published by the RMW that ended its read phase, and its next read phase begins with an RMW
+// that follows the reclaimer's snapshot, so it cannot reach the nodes unlinked before. That last
+// step, as the paper's argument for its CAS, relies on the RMW ordering later loads like a full
+// fence (x86-64, AArch64); the C++ model alone would ask for a seq_cst fence after it, which we do
+// not pay on every read phase. A thread that exits, or never ran an operation, blocks nothing.
+//
+// Needs from a container: restartable read phases (needs_restartable_read_phases), written as in
+// docs/writing-a-container.md: RECLAIM_READ_PHASE(g) in the operation's own frame at the start of
+// every read phase, and g.write_phase(nodes...) (at most R nodes, nullptr allowed) before the
+// first write or lock; from then on the operation dereferences only the nodes it reserved.
+// Progress: lock-free operations (a restarted read phase restarts only after a reclaimer retired
+// a full bag); a round waits for the threads it saw reading, as described above.
+// Differences from the paper: the wait above; only threads in a read phase are signalled (the
+// paper signals every thread); the signal is sent with tgkill to the kernel thread id, safe after
+// the thread exited (pthread_kill on an exited thread is undefined); a timestamp seen odd at the
+// low watermark needs the next round to complete (s + 3), where the paper's s + 2 would accept a
+// round that had only begun; garbage of exited threads goes to an orphanage instead of being lost;
+// the signal is configurable and must not already have a foreign handler (the domain's constructor
+// throws, naming the signal and the policy).
+#pragma once
+#include <algorithm>
+#include <atomic>
+#include <cassert>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "../concepts.hpp"
+#include "../core/guard_base.hpp"
+#include "../core/policy.hpp"
+#include "../core/record.hpp"
+#include "../free/batch.hpp"
+#include "detail/nbr_signal.hpp"
+
+namespace reclaim {
+
+// The neutralizing signal: rt_signal<K> is SIGRTMIN+K (the default is K = 4), signal_number<N> any
+// other signal, e.g. signal_number<SIGUSR2>.
+struct nbr_signal_kind {};
+template <int K>
+struct rt_signal {
+  static_assert(K >= 0);
+  using policy_kind = nbr_signal_kind;
+  static int number() noexcept { return SIGRTMIN + K; }
+  static std::string describe() { return "SIGRTMIN+" + std::to_string(K) + " (" + std::to_string(number()) + ")"; }
+};
+template <int N>
+struct signal_number {
+  static_assert(N > 0);
+  using policy_kind = nbr_signal_kind;
+  static int number() noexcept { return N; }
+  static std::string describe() { return std::to_string(N); }
+};
+
+// bag_threshold<N>: a thread runs a signal round when its limbo bag holds N nodes (the high
+// watermark of nbr_plus).
+struct nbr_threshold_kind {};
+template <std::size_t N>
+struct bag_threshold {
+  static_assert(N >= 2);
+  using policy_kind = nbr_threshold_kind;
+  static constexpr std::size_t value = N;
+};
+
+// reservations<R>: the most nodes one write phase may reserve.
+struct nbr_reservations_kind {};
+template <unsigned R>
+struct reservations {
+  static_assert(R >= 1);
+  using policy_kind = nbr_reservations_kind;
+  static constexpr unsigned value = R;
+};
+
+// low_watermark<P>: nbr_plus starts watching other threads' rounds when its bag is P percent full.
+struct nbr_low_watermark_kind {};
+template <unsigned Percent>
+struct low_watermark {
+  static_assert(Percent >= 1 && Percent < 100);
+  using policy_kind = nbr_low_watermark_kind;
+  static constexpr unsigned percent = Percent;
+};
+
+namespace detail {
+struct nbr_variant {
+  static constexpr std::string_view name = "nbr";
+  static constexpr bool plus = false;
+};
+struct nbr_plus_variant {
+  static constexpr std::string_view name = "nbr_plus";
+  static constexpr bool plus = true;
+};
+}  // namespace detail
+
+template <class Variant, class... Policies>
+struct basic_nbr {
+  using free_policy = core::find_policy_t<free_policy_kind, batch_free, Policies...>;
+  using signal = core::find_policy_t<nbr_signal_kind, rt_signal<4>, Policies...>;
+  static constexpr std::size_t threshold =
+      core::find_policy_t<nbr_threshold_kind, bag_threshold<32768>, Policies...>::value;
+  static constexpr unsigned reservation_count =
+      core::find_policy_t<nbr_reservations_kind, reservations<8>, Policies...>::value;
+  // nbr: the low watermark is the high one (no watching).
+  static constexpr std::size_t low_watermark_size =
+      Variant::plus
+          ? std::max<std::size_t>(
+                1, threshold *
+                       core::find_policy_t<nbr_low_watermark_kind, low_watermark<50>,
+                                           Policies...>::percent /
+                       100)
+          : threshold;
+  static_assert(
+      Variant::plus
+          ? (core::known_kinds<free_policy_kind, nbr_signal_kind, nbr_threshold_kind,
+                               nbr_reservations_kind,
+                               nbr_low_watermark_kind>::template contains<Policies> &&
+             ...)
+          : (core::known_kinds<free_policy_kind, nbr_signal_kind, nbr_threshold_kind,
+                               nbr_reservations_kind>::template contains<Policies> &&
+             ...),
+      "nbr takes a free policy, rt_signal<K> or signal_number<N>, bag_threshold<N> and "
+      "reservations<R>; nbr_plus also low_watermark<P>");
+  static_assert(reservation_count < threshold, "reservations<R> must be below bag_threshold<N>");
+
+  static constexpr std::string_view name = Variant::name;
+  static constexpr reclaim::family family = reclaim::family::neutralization;
+  // max(threshold, R x records + 1) per thread; the free policy decides whether what a round
+  // proved safe is freed within a bound too (batch_free: yes).
+  static constexpr bool bounds_garbage = free_policy::bounded;
+  static constexpr unsigned needs = needs_restartable_read_phases;
+
+  using node_base = core::retired_hook;
+  class domain;
+  class guard;
+  static domain& default_domain() {
+    static domain d;
+    return d;
+  }
+};
+
+// nbr<Policies...>: Algorithm 1. nbr_plus<Policies...>: Algorithm 2.
+template <class... Policies>
+using nbr = basic_nbr<detail::nbr_variant, Policies...>;
+template <class... Policies>
+using nbr_plus = basic_nbr<detail::nbr_plus_variant, Policies...>;
+
+template <class Variant, class... Policies>
+class basic_nbr<Variant, Policies...>::domain {
+  static constexpr unsigned R = reservation_count;
+
+  struct record : core::thread_record<free_policy> {
+    explicit record(domain&) {}
+    // Read by reclaimers.
+    alignas(core::cache_line) detail::nbr_phase phase;
+    std::atomic<pid_t> tid{0};  // kernel thread id of the owner; published by the phase RMWs
+    std::atomic<std::uint64_t> announce{0};  // nbr_plus: odd while the owner runs a signal round
+    std::atomic<const core::retired_hook*> reserved[R];
+    // Owner only.
+    alignas(core::cache_line) core::retired_list bag;  // newest first
+    unsigned reserved_used = 0;                        // slots that may be non-null
+    bool bound = false;                                // tid set and signal unblocked
+    // nbr_plus: watching other threads' rounds since the bag crossed the low watermark.
+    bool watching = false;
+    const core::retired_hook* bookmark = nullptr;  // newest node retired before watching began
+    std::size_t retires_since_check = 0;
+    std::vector<std::pair<const record*, std::uint64_t>> announces_seen;
+    // Scratch for rounds, kept to reuse its capacity.
+    struct reader {
+      const record* rec;
+      std::uint64_t seq;
+      pid_t tid;
+    };
+    std::vector<reader> readers;
+    std::vector<const core::retired_hook*> reserved_now;
+  };
+
+ public:
+  domain() : signal_(signal::number()) { detail::install_nbr_handler(signal_, signal::describe()); }
+  domain(const domain&) = delete;
+  domain& operator=(const domain&) = delete;
+  ~domain() {
+    threads_.close();
+    threads_.for_each([](record& r) {
+      r.freeing.drain(r);
+      r.bag.destroy_all();
+    });
+  }
+
+  reclaim::stats stats() const { return core::collect_stats(threads_, gauge_); }
+
+  // Read phases restarted by a signal, over every thread (for tests and observers).
+  std::uint64_t restarts() const noexcept {
+    std::uint64_t n = 0;
+    threads_.for_each([&](const record& r) { n += r.phase.restarts.load(std::memory_order_relaxed); });
+    return n;
+  }
+  int signal_number() const noexcept { return signal_; }
+
+ private:
+  friend class guard;
+  friend class core::thread_registry<record, domain>;
+
+  // Between lo and hi watermark, nbr_plus looks at the others' announcements about 16 times.
+  static constexpr std::size_t check_interval =
+      std::max<std::size_t>(1, (threshold - low_watermark_size) / 16);
+
+  record& begin(record& r) {
+    if (!r.enter()) return r;
+    if (!r.bound) [[unlikely]] bind(r);
+    detail::refresh_read_phase_mask();
+    detail::current_phase.store(&r.phase, std::memory_order_relaxed);
+    r.freeing.on_operation(r);
+    return r;
+  }
+
+  void end(record& r) noexcept {
+    // First, so that a signal arriving during the rest of end() finds the thread not restartable.
+    leave_read_phase(r);
+    if (!r.leave()) return;
+    clear_reservations(r);
+    detail::current_phase.store(nullptr, std::memory_order_relaxed);
+  }
+
+  // The first operation of a thread on this record: who to signal, and make sure it can be.
+  [[gnu::noinline]] void bind(record& r) noexcept {
+    // relaxed: published to reclaimers by the RMW that begins the first read phase (its release
+    // part), which they read before this field.
+    r.tid.store(detail::this_thread_kernel_id(), std::memory_order_relaxed);
+    detail::unblock_signal(signal_);
+    r.bound = true;
+  }
+
+  static void leave_read_phase(record& r) noexcept {
+    const std::uint64_t s = r.phase.seq.load(std::memory_order_relaxed);
+    // release: pairs with the acquire load in wait_for_readers(); the read phase's reads happen
+    // before the reclaimer's frees. (A signal between the load and the RMW restarts the read phase,
+    // which is harmless: nothing has been done yet.)
+    if (s & 1) r.phase.seq.fetch_add(1, std::memory_order_release);
+  }
+
+  static void begin_read_phase(record& r) noexcept {
+    assert((r.phase.seq.load(std::memory_order_relaxed) & 1) == 0);
+    clear_reservations(r);
+    // seq_cst RMW (the paper's CAS; lock xadd on x86-64): the thread is restartable before any read
+    // of a shared node. Pairs with the seq_cst load in signal_round(): either the reclaimer sees
+    // this read phase and waits for it, or this read phase starts after the reclaimer's snapshot
+    // and its reads cannot reach the nodes unlinked before it.
+    r.phase.seq.fetch_add(1, std::memory_order_seq_cst);
+  }
+
+  template <class... Nodes>
+  static void write_phase(record& r, Nodes... nodes) noexcept {
+    static_assert(sizeof...(Nodes) <= R, "write_phase reserves more nodes than reservations<R>");
+    assert((r.phase.seq.load(std::memory_order_relaxed) & 1) == 1 &&
+           "write_phase outside a read phase");
+    // Counted first: if a signal restarts us mid-way, the next read phase clears these slots.
+    r.reserved_used = std::max<unsigned>(r.reserved_used, sizeof...(Nodes));
+    unsigned i = 0;
+    // relaxed: published by the release part of the RMW below.
+    (r.reserved[i++].store(static_cast<const core::retired_hook*>(nodes),
+                           std::memory_order_relaxed),
+     ...);
+    // seq_cst RMW (the paper's CAS): the reservations are visible before the thread stops being
+    // restartable. Pairs with the seq_cst load in signal_round() and the acquire load in
+    // wait_for_readers(): a reclaimer that sees this even value then reads these reservations.
+    r.phase.seq.fetch_add(1, std::memory_order_seq_cst);
+  }
+
+  static void clear_reservations(record& r) noexcept {
+    // release: the previous write phase's accesses to these nodes (its unlocks, its writes) happen
+    // before a reclaimer that reads the slot empty (acquire in collect_reservations()) frees them.
+    for (unsigned i = 0; i < r.reserved_used; ++i)
+      r.reserved[i].store(nullptr, std::memory_order_release);
+    r.reserved_used = 0;
+  }
+
+  void retire(record& r, core::retired_hook* node) {
+    assert((r.phase.seq.load(std::memory_order_relaxed) & 1) == 0 && "retire inside a read phase");
+    r.bag.push(node);
+    r.count_retired(gauge_);
+    if (!orphans_.empty()) [[unlikely]] r.bag.splice(orphans_.take_all());
+    if (r.bag.size() >= low_watermark_size) [[unlikely]] on_full_bag(r);
+  }
+
+  [[gnu::noinline]] void on_full_bag(record& r) {
+    if (r.bag.size() >= threshold) {
+      if constexpr (Variant::plus) {
+        // seq_cst RMW: the round (odd) begins before its snapshot of the phase words; pairs with
+        // the acquire loads in observed_a_round().
+        r.announce.fetch_add(1, std::memory_order_seq_cst);
+        signal_round(r);
+        // release: the round, including its wait for every reader, happens before a watcher
+        // that sees it complete (acquire in observed_a_round()) frees its own nodes.
+        r.announce.fetch_add(1, std::memory_order_release);
+      } else {
+        signal_round(r);
+      }
+      r.watching = false;
+      reclaim_older_than(r, nullptr);
+      return;
+    }
+    if constexpr (Variant::plus) {
+      if (!r.watching) {
+        start_watching(r);
+      } else if (++r.retires_since_check >= check_interval) {
+        r.retires_since_check = 0;
+        if (observed_a_round(r)) {
+          r.watching = false;
+          reclaim_older_than(r, r.bookmark);
+        }
+      }
+    }
+  }
+
+  // Signals every other thread seen in a read phase, then waits until each has left that read
+  // phase (restarted by its handler, or gone on to a write phase or the end of its operation).
+  void signal_round(record& r) {
+    r.readers.clear();
+    for (const record* other = threads_.head(); other; other = decltype(threads_)::next_of(other)) {
+      if (other == &r) continue;
+      // seq_cst: pairs with the seq_cst RMWs in begin_read_phase() and write_phase(); the
+      // acquire part makes an even value carry that thread's reservations and its tid.
+      const std::uint64_t s = other->phase.seq.load(std::memory_order_seq_cst);
+      if ((s & 1) == 0) continue;
+      const pid_t tid = other->tid.load(std::memory_order_relaxed);
+      r.readers.push_back({other, s, tid});
+      detail::send_signal(tid, signal_);
+      core::counters::add(r.ctr.signals, 1);
+    }
+    wait_for_readers(r);
+    core::counters::add(r.ctr.epochs, 1);  // a completed round is a (relaxed) grace period
+  }
+
+  // A reader that got the signal while another handler of the application ran on top of its read
+  // phase declines to restart (nbr_on_signal()); it is signalled again every resend_after yields
+  // until it restarts or leaves its read phase on its own.
+  static constexpr unsigned resend_after = 1024;
+
+  void wait_for_readers(record& r) const {
+    for (const auto& reader : r.readers) {
+      unsigned spins = 0;
+      // acquire: pairs with the release in nbr_on_signal() and leave_read_phase() and with the
+      // RMW in write_phase(): the reader's reads (and its reservations) happen before our frees.
+      while (reader.rec->phase.seq.load(std::memory_order_acquire) == reader.seq) {
+        // The reader may need this core to run its handler (threads may outnumber cores).
+        if (++spins < 64) continue;
+        std::this_thread::yield();
+        if (spins % resend_after == 0) {
+          detail::send_signal(reader.tid, signal_);
+          core::counters::add(r.ctr.signals, 1);
+        }
+      }
+    }
+  }
+
+  // nbr_plus: the bag crossed the low watermark. Remember its newest node (everything from it on
+  // was retired before now) and every other thread's announcement.
+  void start_watching(record& r) {
+    r.watching = true;
+    r.bookmark = r.bag.head();
+    r.retires_since_check = 0;
+    r.announces_seen.clear();
+    for (const record* other = threads_.head(); other; other = decltype(threads_)::next_of(other)) {
+      if (other == &r) continue;
+      // acquire: pairs with the release that ends a round; seq_cst would not add anything here,
+      // since only later values matter.
+      r.announces_seen.emplace_back(other, other->announce.load(std::memory_order_acquire));
+    }
+  }
+
+  // Whether some thread began and completed a round since start_watching(). An even value s was
+  // between rounds: s + 2 ends the next one. An odd s was inside a round that may have taken its
+  // snapshot before our bookmarked nodes were unlinked: s + 1 ends that one, s + 3 the next.
+  static bool observed_a_round(const record& r) {
+    for (const auto& [other, s] : r.announces_seen) {
+      // acquire: pairs with the release that ends a round in on_full_bag(): that round's wait
+      // for its readers happens before our frees.
+      const std::uint64_t now = other->announce.load(std::memory_order_acquire);
+      if (now >= s + 2 + (s & 1)) return true;
+    }
+    return false;
+  }
+
+  // Frees the unreserved nodes among `first_old` and everything older (the whole bag when
+  // first_old is nullptr); reserved ones, and the newer nodes, stay in the bag.
+  void reclaim_older_than(record& r, const core::retired_hook* first_old) {
+    core::retired_list newer;
+    core::retired_list old = split_from(r.bag, first_old, newer);
+    collect_reservations(r);
+    core::retired_list safe;
+    old.partition_into(safe, [&](core::retired_hook* node) {
+      return !std::binary_search(r.reserved_now.begin(), r.reserved_now.end(), node);
+    });
+    core::counters::add(r.ctr.scans, 1);
+    // Newer nodes stay in front of the kept old ones: the bag stays ordered newest first.
+    old.splice(std::move(newer));
+    r.bag = std::move(old);
+    r.release_safe(std::move(safe), gauge_);
+  }
+
+  // Splits `bag` before `first_old`: returns first_old and everything older, leaves the newer
+  // nodes in `newer`. first_old == nullptr: the whole bag is old.
+  static core::retired_list split_from(core::retired_list& bag, const core::retired_hook* first_old,
+                                       core::retired_list& newer) {
+    core::retired_list old;
+    if (first_old == nullptr || first_old == bag.head()) {
+      old = std::move(bag);
+      return old;
+    }
+    std::size_t count = 1;
+    core::retired_hook* last_new = bag.head();
+    while (last_new->next_retired != first_old) {
+      last_new = last_new->next_retired;
+      ++count;
+    }
+    core::retired_hook* first = bag.head();
+    core::retired_hook* tail = bag.tail();
+    const std::size_t total = bag.size();
+    bag = core::retired_list{};
+    newer.splice(first, last_new, count);
+    old.splice(const_cast<core::retired_hook*>(first_old), tail, total - count);
+    return old;
+  }
+
+  // Every reservation of every record, ours included, sorted for lookup.
+  void collect_reservations(record& r) const {
+    r.reserved_now.clear();
+    for (const record* other = threads_.head(); other; other = decltype(threads_)::next_of(other)) {
+      for (unsigned i = 0; i < R; ++i) {
+        // acquire: pairs with the release stores in clear_reservations() (and, through the phase
+        // word read in the round, with the RMW in write_phase()).
+        if (const core::retired_hook* p = other->reserved[i].load(std::memory_order_acquire))
+          r.reserved_now.push_back(p);
+      }
+    }
+    std::sort(r.reserved_now.begin(), r.reserved_now.end());
+  }
+
+  // Thread exit, possibly inside an operation: the record leaves any read phase and drops its
+  // reservations, its garbage goes to the orphanage, and it is left as a new thread should find it.
+  // The phase word and the announcement keep counting: a reclaimer waiting on the old value, or a
+  // watcher comparing with it, must see them move on.
+  void detach(record& r) noexcept {
+    leave_read_phase(r);
+    r.reserved_used = R;
+    clear_reservations(r);
+    r.freeing.drain(r);
+    orphans_.give(std::move(r.bag));
+    r.pending.flush(gauge_);
+    if (detail::current_phase.load(std::memory_order_relaxed) == &r.phase)
+      detail::current_phase.store(nullptr, std::memory_order_relaxed);
+    r.depth = 0;
+    r.bound = false;
+    r.watching = false;
+    r.bookmark = nullptr;
+  }
+
+  const int signal_;
+  alignas(core::cache_line) core::thread_registry<record, domain> threads_{*this};
+  core::orphanage orphans_;
+  core::pending_gauge gauge_;
+};
+
+template <class Variant, class... Policies>
+class basic_nbr<Variant, Policies...>::guard : public core::guard_base<guard> {
+ public:
+  static constexpr bool validates = false;
+  static constexpr bool neutralizable = true;
+  static constexpr unsigned reservation_count = basic_nbr::reservation_count;
+
+  explicit guard(domain& d = default_domain()) : domain_(d), record_(d.begin(d.threads_.local())) {}
+  ~guard() { domain_.end(record_); }
+  guard(const guard&) = delete;
+  guard& operator=(const guard&) = delete;
+
+  // acquire: pairs with the release store or CAS that published the node. No validation: a read
+  // phase that could reach a freed node is restarted before the node is freed.
+  template <class P>
+  P protect(const std::atomic<P>& src, unsigned /*slot*/) const noexcept {
+    return src.load(std::memory_order_acquire);
+  }
+
+  // The phase markers (RECLAIM_READ_PHASE calls the first two).
+  void leave_read_phase() noexcept { domain::leave_read_phase(record_); }
+  void begin_read_phase() noexcept { domain::begin_read_phase(record_); }
+  // Ends the read phase, reserving the given nodes (nullptr allowed): from here on the operation
+  // may dereference only these and nodes it allocated.
+  template <class... Nodes>
+  void write_phase(Nodes... nodes) noexcept {
+    domain::write_phase(record_, nodes...);
+  }
+
+ private:
+  friend class core::guard_base<guard>;
+  void retire_hook(core::retired_hook* node) { domain_.retire(record_, node); }
+
+  domain& domain_;
+  typename domain::record& record_;
+};
+
+}  // namespace reclaim
