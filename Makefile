@@ -1,26 +1,40 @@
 # The two commands of the README. Everything else is CMake presets (CMakePresets.json).
 #   make bench   install what is missing, build the release preset, run the default comparison
 #   make test    install what is missing, build and run the tests: debug, asan and tsan presets
+# Both make .venv, the Python of the tools (tools/requirements.txt), when it is missing or stale.
 
 BENCH_FLAGS ?= --ds lazy_list,hm_list --scheme none,debra,hp --threads 1,2,4 \
                --seconds 1 --trials 3 --keys 20K --insert 50 --delete 50
 TEST_PRESETS ?= debug asan tsan
 RESULTS := results/bench-$(shell date +%Y%m%d-%H%M%S).jsonl
+VENV := .venv
+PYTHON := $(abspath $(VENV))/bin/python
+TOOLS := PYTHONPATH=tools $(PYTHON) -m reclaim_tools
 
 .PHONY: bench test
 bench:
 	@scripts/deps.sh bench
+	@$(MAKE) --no-print-directory $(VENV)/requirements.stamp
 	cmake --preset release
 	cmake --build --preset release
 	@mkdir -p results
 	build/release/bench/reclaim-bench $(BENCH_FLAGS) --out $(RESULTS)
 	@echo "results: $(RESULTS)"
+	@echo "plots:"
+	@$(TOOLS) throughput $(RESULTS) --out results/plots/$(notdir $(basename $(RESULTS)))_throughput_{ds}.png
 
 test:
 	@scripts/deps.sh test
+	@$(MAKE) --no-print-directory $(VENV)/requirements.stamp
 	@set -e; for preset in $(TEST_PRESETS); do \
 	  echo "== $$preset"; \
-	  cmake --preset $$preset; \
+	  cmake --preset $$preset -DRECLAIM_PYTHON=$(PYTHON); \
 	  cmake --build --preset $$preset; \
 	  ctest --preset $$preset; \
 	done
+
+# The tools' virtual environment, installed again only when tools/requirements.txt changes.
+$(VENV)/requirements.stamp: tools/requirements.txt
+	python3 -m venv $(VENV)
+	$(VENV)/bin/pip install --quiet --disable-pip-version-check -r tools/requirements.txt
+	touch $@

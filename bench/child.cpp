@@ -15,6 +15,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "timeline_file.hpp"
+
 extern char** environ;
 
 namespace reclaim_bench {
@@ -43,17 +45,25 @@ void each_field(Result& r, Visit&& visit) {
   visit("free_ns", r.stats.free_ns);
   visit("threads", r.stats.threads);
   visit("records", r.stats.records);
+  visit("timeline_events", r.timeline_events);
+  visit("timeline_dropped", r.timeline_dropped);
 }
 
+// The memory samples travel as [t_ms, pending, rss_bytes] triples.
 nlohmann::json result_to_json(const trial_result& r) {
   nlohmann::json j = nlohmann::json::object();
   each_field(r, [&](const char* name, const auto& value) { j[name] = value; });
+  nlohmann::json& samples = j["samples"] = nlohmann::json::array();
+  for (const memory_sample& s : r.samples) samples.push_back({s.t_ms, s.pending, s.rss_bytes});
   return j;
 }
 
 trial_result result_from_json(const nlohmann::json& j) {
   trial_result r;
   each_field(r, [&](const char* name, auto& value) { j.at(name).get_to(value); });
+  for (const nlohmann::json& s : j.at("samples"))
+    r.samples.push_back({s.at(0).get<double>(), s.at(1).get<std::uint64_t>(),
+                         s.at(2).get<std::uint64_t>()});
   return r;
 }
 
@@ -122,7 +132,7 @@ std::string exit_text(int status) {
 }  // namespace
 
 child_outcome run_in_child(const trial_config& c, std::string_view alloc,
-                           const std::string& preload) {
+                           const std::string& preload, const std::string& timeline_rows) {
   int fds[2];
   if (::pipe2(fds, O_CLOEXEC) != 0)
     throw std::system_error(errno, std::generic_category(), "creating a pipe");
@@ -140,8 +150,14 @@ child_outcome run_in_child(const trial_config& c, std::string_view alloc,
                                    "--delete", std::to_string(c.delete_pct),
                                    c.prefill ? "--prefill" : "--no-prefill",
                                    "--seed", std::to_string(c.seed),
+                                   "--stall", std::to_string(c.stall),
+                                   "--sample-ms", std::to_string(c.sample_ms),
                                    "--child-trial", std::to_string(c.trial),
                                    "--child-fd", std::to_string(fds[1])};
+  if (c.timeline_capacity > 0)
+    args.insert(args.end(), {"--child-timeline", timeline_rows,
+                             "--timeline-capacity", std::to_string(c.timeline_capacity),
+                             "--slow-free-us", std::to_string(c.slow_free_ns / 1'000)});
   std::vector<std::string> env = child_environment(preload);
   std::vector<char*> argv = pointers(args), envp = pointers(env);
 
@@ -200,8 +216,12 @@ int child_main(const options& opt, const registry& reg) {
       status = 1;
     } else {
       const pairing& pair = *reg.find(opt.ds[0], opt.schemes[0]);  // validated
-      const trial_result r = pair.run(make_trial_config(opt, pair, opt.threads[0],
-                                                        opt.child_trial));
+      const trial_config config = make_trial_config(opt, pair, opt.threads[0], opt.child_trial);
+      const trial_result r = pair.run(config);
+      if (!opt.child_timeline.empty())
+        write_timeline_rows(opt.child_timeline,
+                            {config.ds, config.scheme, found.name, config.threads, config.trial},
+                            r);
       reply = {{"alloc", found.name},
                {"alloc_version", found.version},
                {"alloc_lib", found.library},

@@ -22,9 +22,10 @@ struct child_outcome {
 };
 
 // Runs trial `config` in a child with `preload` (empty: none) put first in LD_PRELOAD; the child
-// is told to expect allocator `alloc` (one of allocator_names). Waits for the child.
+// is told to expect allocator `alloc` (one of allocator_names). Waits for the child. A trial that
+// records a timeline (config.timeline_capacity) writes its CSV rows to `timeline_rows`.
 child_outcome run_in_child(const trial_config& config, std::string_view alloc,
-                           const std::string& preload);
+                           const std::string& preload, const std::string& timeline_rows = {});
 
 // The child's side: runs the one trial of `opt` (opt.child()) and writes its outcome to
 // opt.child_fd. Returns the exit status.

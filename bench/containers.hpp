@@ -4,7 +4,11 @@
 #include <string_view>
 #include <type_traits>
 
+#include <reclaim/ds/dgt_bst.hpp>
+#include <reclaim/ds/harris_list.hpp>
+#include <reclaim/ds/hm_hashmap.hpp>
 #include <reclaim/ds/hm_list.hpp>
+#include <reclaim/ds/hm_list_restart.hpp>
 #include <reclaim/ds/lazy_list.hpp>
 
 namespace reclaim_bench::containers {
@@ -21,6 +25,30 @@ struct hm_list {
   using type = reclaim::ds::hm_list<Scheme>;
 };
 
+struct hm_hashmap {
+  static constexpr std::string_view name = "hm_hashmap";
+  template <class Scheme>
+  using type = reclaim::ds::hm_hashmap<Scheme>;
+};
+
+struct harris_list {
+  static constexpr std::string_view name = "harris_list";
+  template <class Scheme>
+  using type = reclaim::ds::harris_list<Scheme>;
+};
+
+struct hm_list_restart {
+  static constexpr std::string_view name = "hm_list_restart";
+  template <class Scheme>
+  using type = reclaim::ds::hm_list_restart<Scheme>;
+};
+
+struct dgt_bst {
+  static constexpr std::string_view name = "dgt_bst";
+  template <class Scheme>
+  using type = reclaim::ds::dgt_bst<Scheme>;
+};
+
 template <class... Containers>
 struct list {
   // Calls f(std::type_identity<C>{}) for each container C, in order.
@@ -30,6 +58,6 @@ struct list {
   }
 };
 
-using all = list<lazy_list, hm_list>;
+using all = list<lazy_list, hm_list, hm_hashmap, harris_list, hm_list_restart, dgt_bst>;
 
 }  // namespace reclaim_bench::containers

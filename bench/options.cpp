@@ -19,6 +19,11 @@ constexpr std::uint64_t max_threads = 1024;
 constexpr double max_seconds = 24 * 60 * 60;
 // Key sums of up to keys/2 keys below `keys` must fit an int64 with room to spare.
 constexpr std::uint64_t min_keys = 2, max_keys = 1'000'000'000;
+// 24 bytes per event and thread: 10M events are 240 MB per worker.
+constexpr std::uint64_t max_timeline_capacity = 10'000'000;
+constexpr std::uint64_t max_slow_free_us = 1'000'000'000;
+constexpr std::uint64_t max_stall = 64;
+constexpr std::uint64_t max_sample_ms = 60'000;
 
 [[noreturn]] void bad(std::string_view flag, std::string_view expected, std::string_view got) {
   throw usage_error(fmt::format("{}: expected {}, got '{}'", flag, expected, got));
@@ -73,9 +78,9 @@ double parse_seconds(std::string_view text) {
   return *value;
 }
 
-// A count with an optional K (x 1000) or M (x 1000000) suffix.
-std::int64_t parse_keys(std::string_view text) {
-  const std::string_view expected = "a number of keys from 2 to 1000M (suffixes K and M)";
+// A count in [lo, hi] with an optional K (x 1000) or M (x 1000000) suffix.
+std::uint64_t parse_count(std::string_view flag, std::string_view text, std::uint64_t lo,
+                          std::uint64_t hi, std::string_view expected) {
   std::uint64_t scale = 1;
   std::string_view digits = text;
   if (text.ends_with('K') || text.ends_with('M')) {
@@ -83,9 +88,13 @@ std::int64_t parse_keys(std::string_view text) {
     digits.remove_suffix(1);
   }
   auto count = parse_number<std::uint64_t>(digits);
-  if (!count || *count > max_keys / scale || *count * scale < min_keys)
-    bad("--keys", expected, text);
-  return static_cast<std::int64_t>(*count * scale);
+  if (!count || *count > hi / scale || *count * scale < lo) bad(flag, expected, text);
+  return *count * scale;
+}
+
+std::int64_t parse_keys(std::string_view text) {
+  return static_cast<std::int64_t>(parse_count(
+      "--keys", text, min_keys, max_keys, "a number of keys from 2 to 1000M (suffixes K and M)"));
 }
 
 // "--threads: 1 required TEXT missing" and the like, as one line.
@@ -105,6 +114,8 @@ std::optional<options> parse_command_line(int argc, char** argv, const registry&
   std::string ds = "lazy_list", scheme = "none", threads = "1", seconds = "1", trials = "1",
               keys = "20K", insert = "50", erase = "50", seed = "1", alloc = "glibc";
   std::string child_trial, child_fd;
+  std::string timeline_capacity = "200K", slow_free_us = "100";
+  std::string stall = "0", sample_ms = "0";
   options opt;
 
   CLI::App app{"The lab of reclaim: runs trials of containers under reclamation schemes, prints a "
@@ -141,9 +152,38 @@ std::optional<options> parse_command_line(int argc, char** argv, const registry&
   app.add_option("--seed", seed, "seed of the random streams")
       ->type_name("N")
       ->capture_default_str();
+  app.add_option("--stall", stall,
+                 "threads (not workers, not measured) that begin an operation and stay inside it "
+                 "for the whole measured interval")
+      ->type_name("N")
+      ->capture_default_str();
+  app.add_option("--sample-ms", sample_ms,
+                 "sample pending garbage and RSS every MS milliseconds into the JSON line "
+                 "(`samples`); 0: off")
+      ->type_name("MS")
+      ->capture_default_str();
   app.add_option("--out", opt.out, "JSON Lines file to append one line per trial to")
       ->type_name("FILE");
+  app.add_option("--experiment", opt.experiment,
+                 "run the sweeps of an experiment file (experiments/README.md); the flags above "
+                 "given with it override the file's values")
+      ->type_name("FILE");
+  app.add_flag("--dry-run", opt.dry_run,
+               "print the trials that would run and their measured time; run none");
+  app.add_option("--timeline", opt.timeline,
+                 "write every trial's timeline events (batch frees, slow frees, epoch changes) to "
+                 "this CSV file")
+      ->type_name("FILE");
+  app.add_option("--timeline-capacity", timeline_capacity,
+                 "timeline events kept per worker thread (24 bytes each); K and M suffixes")
+      ->type_name("N")
+      ->capture_default_str();
+  app.add_option("--slow-free-us", slow_free_us,
+                 "a free call longer than this is a slow_free timeline event")
+      ->type_name("US")
+      ->capture_default_str();
   // The parent's private channel to a child that runs one trial (child.cpp); no group: hidden.
+  app.add_option("--child-timeline", opt.child_timeline)->group("");
   app.add_option("--child-trial", child_trial)->group("");
   app.add_option("--child-fd", child_fd)->group("");
   CLI::App* list = app.add_subcommand("list", "schemes, containers, allocators, applicability");
@@ -159,6 +199,20 @@ std::optional<options> parse_command_line(int argc, char** argv, const registry&
   }
 
   opt.list = list->parsed();
+  // Kept as given: with --experiment they are parsed again over each of the file's sweeps.
+  for (const auto& [name, text] : {std::pair<const char*, const std::string*>{"ds", &ds},
+                                   {"scheme", &scheme}, {"threads", &threads}, {"alloc", &alloc},
+                                   {"seconds", &seconds}, {"trials", &trials}, {"keys", &keys},
+                                   {"insert", &insert}, {"delete", &erase}, {"seed", &seed},
+                                   {"out", &opt.out}, {"timeline", &opt.timeline},
+                                   {"timeline-capacity", &timeline_capacity},
+                                   {"slow-free-us", &slow_free_us}, {"stall", &stall},
+                                   {"sample-ms", &sample_ms}}) {
+    if (app.count(fmt::format("--{}", name))) opt.given.emplace_back(name, *text);
+  }
+  if (app.count("--prefill")) opt.given.emplace_back("prefill", opt.prefill ? "true" : "false");
+  if (!opt.experiment.empty() && opt.list) throw usage_error("--experiment: not with `list`");
+  if (app.count("--experiment") && opt.experiment.empty()) bad("--experiment", "a file name", "");
   opt.ds = parse_names("--ds", "container", ds, containers);
   opt.schemes = parse_names("--scheme", "scheme", scheme, schemes);
   const std::string positive_threads = fmt::format("a positive integer, at most {}", max_threads);
@@ -186,7 +240,25 @@ std::optional<options> parse_command_line(int argc, char** argv, const registry&
                                   opt.insert_pct, opt.delete_pct, opt.insert_pct + opt.delete_pct));
   opt.seed = parse_uint("--seed", seed, 0, std::numeric_limits<std::uint64_t>::max(),
                         "an unsigned 64-bit integer");
+  opt.stall = static_cast<unsigned>(
+      parse_uint("--stall", stall, 0, max_stall,
+                 fmt::format("a number of stalled threads from 0 to {}", max_stall)));
+  opt.sample_ms = static_cast<unsigned>(
+      parse_uint("--sample-ms", sample_ms, 0, max_sample_ms,
+                 fmt::format("whole milliseconds from 0 (off) to {}", max_sample_ms)));
   if (app.count("--out") && opt.out.empty()) bad("--out", "a file name", "");
+  if (app.count("--timeline") && opt.timeline.empty()) bad("--timeline", "a file name", "");
+  // With --experiment, a file's run may name the timeline: checked per run (experiment.cpp).
+  const bool timeline =
+      !opt.timeline.empty() || !opt.child_timeline.empty() || !opt.experiment.empty();
+  for (const char* flag : {"--timeline-capacity", "--slow-free-us"})
+    if (app.count(flag) && !timeline) throw usage_error(fmt::format("{}: needs --timeline", flag));
+  opt.timeline_capacity = static_cast<std::size_t>(parse_count(
+      "--timeline-capacity", timeline_capacity, 1, max_timeline_capacity,
+      fmt::format("a number of events from 1 to {}M (suffixes K and M)",
+                  max_timeline_capacity / 1'000'000)));
+  opt.slow_free_ns = 1'000 * parse_uint("--slow-free-us", slow_free_us, 0, max_slow_free_us,
+                                        fmt::format("microseconds from 0 to {}", max_slow_free_us));
   if (!child_trial.empty()) {
     opt.child_trial = static_cast<unsigned>(parse_uint(
         "--child-trial", child_trial, 1, std::numeric_limits<unsigned>::max(), "a trial number"));
@@ -218,7 +290,12 @@ trial_config make_trial_config(const options& opt, const pairing& pair, unsigned
           .insert_pct = opt.insert_pct,
           .delete_pct = opt.delete_pct,
           .prefill = opt.prefill,
-          .seed = opt.seed};
+          .seed = opt.seed,
+          .timeline_capacity =
+              opt.timeline.empty() && opt.child_timeline.empty() ? 0 : opt.timeline_capacity,
+          .slow_free_ns = opt.slow_free_ns,
+          .stall = opt.stall,
+          .sample_ms = opt.sample_ms};
 }
 
 }  // namespace reclaim_bench

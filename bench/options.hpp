@@ -1,9 +1,11 @@
 // The lab's command line: its flags, and their parsing and validation (DESIGN.md section 5).
 #pragma once
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "registry.hpp"
@@ -32,6 +34,23 @@ struct options {
   bool prefill = true;
   std::uint64_t seed{};
   std::string out;  // JSON Lines file to append to; empty: none
+  unsigned stall{};      // --stall: threads stalled inside an operation (trial_config::stall)
+  unsigned sample_ms{};  // --sample-ms: memory sampler period, 0 for none
+
+  // --experiment FILE: the sweeps are the file's [[run]] tables (experiment.hpp), each parsed as a
+  // command line of its own, with the sweep flags given here overriding the file's values.
+  std::string experiment;
+  bool dry_run = false;  // --dry-run: print the trials and their measured time, run none
+  // The sweep flags given on the command line, by name without the dashes, with their text as
+  // given ("threads", "1,2"); --prefill and --no-prefill are ("prefill", "true" or "false").
+  std::vector<std::pair<std::string, std::string>> given;
+
+  // --timeline FILE: every trial's timeline events as CSV (timeline_file.hpp); empty: none.
+  std::string timeline;
+  std::size_t timeline_capacity{};  // --timeline-capacity: events per worker thread
+  std::uint64_t slow_free_ns{};     // --slow-free-us, in nanoseconds
+  // Set only in a child that records a timeline: the file it writes its trial's CSV rows to.
+  std::string child_timeline;
 
   // Set only in a child process that runs one trial (child.hpp): its number, and the descriptor
   // to write the result to. The sweep's lists then hold one value each. Hidden from --help.
@@ -44,6 +63,23 @@ struct options {
 // is every pair of the sweep. Returns nullopt when help was asked for (it has been printed).
 // Throws usage_error on bad input.
 std::optional<options> parse_command_line(int argc, char** argv, const registry& reg);
+
+// The number of trials of a validated sweep, and each of them in the order the lab runs them (ds,
+// threads, alloc, scheme, trial): fn(pair, threads, alloc, trial).
+inline std::size_t trial_count(const options& opt) {
+  return opt.ds.size() * opt.threads.size() * opt.allocs.size() * opt.schemes.size() * opt.trials;
+}
+
+template <class Fn>
+void for_each_trial(const options& opt, const registry& reg, Fn&& fn) {
+  for (const std::string& ds : opt.ds)
+    for (unsigned threads : opt.threads)
+      for (const std::string& alloc : opt.allocs)
+        for (const std::string& scheme : opt.schemes) {
+          const pairing& pair = *reg.find(ds, scheme);  // validated: known and supported
+          for (unsigned trial = 1; trial <= opt.trials; ++trial) fn(pair, threads, alloc, trial);
+        }
+}
 
 // The point (pair, threads, trial) of the sweep of `opt` as a trial to run; `pair` is registered,
 // so the config's names outlive it.

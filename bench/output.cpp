@@ -20,6 +20,13 @@ constexpr double mebi = 1024.0 * 1024.0;
 
 double throughput(const trial_result& r) { return r.seconds > 0 ? r.ops / r.seconds : 0; }
 
+// The share of the workers' time spent in free calls (paper 001's "% free"): free_ns over
+// threads x measured seconds.
+double free_percent(const trial_result& r, unsigned threads) {
+  return r.seconds > 0 ? 100.0 * static_cast<double>(r.stats.free_ns) / (threads * r.seconds * 1e9)
+                       : 0;
+}
+
 // One row of cells in columns of the given widths, two spaces apart; numbers read best
 // right-aligned, names left-aligned.
 void print_cells(const std::vector<std::string>& cells, const std::vector<std::size_t>& widths,
@@ -62,7 +69,7 @@ double median(std::vector<double> values) {
 nlohmann::ordered_json to_json(const finished_trial& t, const run_context& ctx) {
   const trial_config& c = t.config;
   const trial_result& r = t.result;
-  return {
+  nlohmann::ordered_json j = {
       {"ds", c.ds},
       {"scheme", c.scheme},
       {"family", reclaim::to_string(t.family)},
@@ -78,6 +85,8 @@ nlohmann::ordered_json to_json(const finished_trial& t, const run_context& ctx) 
       {"delete", c.delete_pct},
       {"prefill", c.prefill},
       {"seed", c.seed},
+      {"stall", c.stall},
+      {"sample_ms", c.sample_ms},
       {"ops", r.ops},
       {"throughput", throughput(r)},
       {"peak_rss_bytes", r.peak_rss_bytes},
@@ -99,6 +108,16 @@ nlohmann::ordered_json to_json(const finished_trial& t, const run_context& ctx) 
       {"git", ctx.git},
       {"cpus", ctx.cpus},
   };
+  if (c.sample_ms > 0) {  // --sample-ms
+    nlohmann::ordered_json& samples = j["samples"] = nlohmann::ordered_json::array();
+    for (const memory_sample& s : r.samples)
+      samples.push_back({{"t_ms", s.t_ms}, {"pending", s.pending}, {"rss_bytes", s.rss_bytes}});
+  }
+  if (c.timeline_capacity > 0) {  // --timeline
+    j["timeline_events"] = r.timeline_events;
+    j["timeline_dropped"] = r.timeline_dropped;
+  }
+  return j;
 }
 
 jsonl_file::jsonl_file(const std::string& path)
@@ -120,15 +139,15 @@ void jsonl_file::append(const nlohmann::ordered_json& record) {
 
 // Name columns as wide as the longest registered name; numbers right-aligned.
 trial_table::trial_table(const registry& reg)
-    : widths_{2, 6, 8, 7, 5, 8, 12, 11, 11, 12, 6},
-      right_{false, false, false, true, true, true, true, true, true, true, false} {
+    : widths_{2, 6, 8, 7, 5, 8, 12, 11, 11, 6, 12, 6},
+      right_{false, false, false, true, true, true, true, true, true, true, true, false} {
   for (std::string_view ds : reg.containers()) widths_[0] = std::max(widths_[0], ds.size());
   for (const scheme_info& s : reg.schemes()) widths_[1] = std::max(widths_[1], s.name.size());
 }
 
 void trial_table::print_header() const {
   print_cells({"ds", "scheme", "alloc", "threads", "trial", "Mops/s", "peak RSS MiB", "retired",
-               "freed", "pending peak", "ok"},
+               "freed", "free %", "pending peak", "ok"},
               widths_, right_);
 }
 
@@ -138,7 +157,9 @@ void trial_table::print_row(const finished_trial& t) const {
                std::to_string(t.config.threads), std::to_string(t.config.trial),
                fmt::format("{:.3f}", throughput(r) / 1e6),
                fmt::format("{:.1f}", r.peak_rss_bytes / mebi), std::to_string(r.stats.retired),
-               std::to_string(r.stats.freed), std::to_string(r.stats.pending_peak),
+               std::to_string(r.stats.freed),
+               fmt::format("{:.1f}", free_percent(r, t.config.threads)),
+               std::to_string(r.stats.pending_peak),
                r.checksum_ok() ? "yes" : "FAILED"},
               widths_, right_);
   std::fflush(stdout);
@@ -217,6 +238,33 @@ void progress::clear() const {
   if (!active_) return;
   fmt::print(stderr, "\r\033[K");
   std::fflush(stderr);
+}
+
+void print_plan(const std::vector<options>& sweeps, const registry& reg) {
+  std::size_t trials = 0;
+  double seconds = 0;
+  for (std::size_t i = 0; i < sweeps.size(); ++i) {
+    const options& opt = sweeps[i];
+    const std::size_t n = trial_count(opt);
+    if (sweeps.size() > 1) fmt::print("{}[[run]] {} of {}\n", i > 0 ? "\n" : "", i + 1, sweeps.size());
+    fmt::print("{} trials x {} s; keys {}, insert {}%, delete {}%, {}, seed {}{}{}{}{}\n", n,
+               opt.seconds, opt.keys, opt.insert_pct, opt.delete_pct,
+               opt.prefill ? "prefilled" : "not prefilled", opt.seed,
+               opt.stall > 0 ? fmt::format(", {} stalled", opt.stall) : "",
+               opt.sample_ms > 0 ? fmt::format(", memory sampled every {} ms", opt.sample_ms) : "",
+               opt.out.empty() ? "" : fmt::format(", appended to {}", opt.out),
+               opt.timeline.empty() ? "" : fmt::format(", timeline in {}", opt.timeline));
+    for_each_trial(opt, reg, [&](const pairing& pair, unsigned threads, const std::string& alloc,
+                                 unsigned trial) {
+      fmt::print("  {} {} {} threads={} trial {}/{}\n", pair.ds, pair.scheme, alloc, threads,
+                 trial, opt.trials);
+    });
+    trials += n;
+    seconds += static_cast<double>(n) * opt.seconds;
+  }
+  fmt::print("\nDry run: {} trials, {:.1f} s measured ({:.1f} min); prefill and process start "
+             "come on top. Nothing was run.\n",
+             trials, seconds, seconds / 60);
 }
 
 void print_list(const registry& reg, const allocator_info& alloc) {

@@ -10,6 +10,7 @@
 #include <reclaim/concepts.hpp>
 
 #include "alloc.hpp"
+#include "options.hpp"
 #include "registry.hpp"
 
 namespace reclaim_bench {
@@ -77,6 +78,9 @@ class progress {
   bool active_;
   std::size_t total_;
 };
+
+// --dry-run: each trial of the sweeps, one line each, and the measured time they would take.
+void print_plan(const std::vector<options>& sweeps, const registry& reg);
 
 // `reclaim-bench list`: `alloc` is the allocator in effect in this process.
 void print_list(const registry& reg, const allocator_info& alloc);

@@ -4,10 +4,12 @@
 // library's own declarations, so the applicability matrix is never written by hand.
 #pragma once
 #include <cstdint>
+#include <memory>
 #include <string_view>
 #include <vector>
 
 #include <reclaim/concepts.hpp>
+#include <reclaim/core/timeline.hpp>
 
 namespace reclaim_bench {
 
@@ -23,6 +25,20 @@ struct trial_config {
   unsigned delete_pct = 0;
   bool prefill = true;      // insert keys/2 distinct keys before measuring
   std::uint64_t seed = 1;
+  // Timeline recording (--timeline): events per worker thread, 0 for none; the slow-free threshold.
+  std::size_t timeline_capacity = 0;
+  std::uint64_t slow_free_ns = 100'000;
+  // --stall: threads that begin an operation and stay inside it for the whole measured interval
+  // (not workers, not measured). --sample-ms: the memory sampler's period, 0 for none.
+  unsigned stall = 0;
+  unsigned sample_ms = 0;
+};
+
+// One reading of the memory sampler (--sample-ms), taken during the measured interval.
+struct memory_sample {
+  double t_ms = 0;              // since the measured start
+  std::uint64_t pending = 0;    // the domain's stats().pending: retired, not yet freed
+  std::uint64_t rss_bytes = 0;  // VmRSS; 0 if unknown
 };
 
 // What a trial measured and found.
@@ -34,6 +50,8 @@ struct trial_result {
   reclaim::stats stats;
   std::uint64_t peak_rss_bytes = 0;  // VmHWM over the whole trial; 0 if unknown
   std::uint64_t rss_bytes = 0;       // VmRSS at the end of the measured interval; 0 if unknown
+  // With trial_config::sample_ms: in time order, at most max_memory_samples (trial.hpp).
+  std::vector<memory_sample> samples;
 
   // Validation: the structure must hold exactly what the successful operations put there.
   std::int64_t expected_size = 0;
@@ -41,6 +59,13 @@ struct trial_result {
   std::int64_t final_size = 0;
   std::int64_t final_key_sum = 0;
   bool well_formed = false;
+
+  // The workers' timeline events when the trial recorded one (trial_config::timeline_capacity),
+  // with the steady-clock time of the measured start; the counts also come back from a child.
+  std::shared_ptr<const reclaim::timeline::recorder> timeline;
+  std::uint64_t timeline_origin_ns = 0;
+  std::uint64_t timeline_events = 0;
+  std::uint64_t timeline_dropped = 0;
 
   bool checksum_ok() const {
     return well_formed && final_size == expected_size && final_key_sum == expected_key_sum;

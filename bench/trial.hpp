@@ -1,12 +1,15 @@
 // One trial of one (container, scheme) pair: a fresh domain and container, a prefill to half the
 // key range, T workers running the operation mix for the configured time, then validation of the
-// structure against what the successful operations did.
+// structure against what the successful operations did. With --stall, N more threads sit inside an
+// operation for the whole measured interval (stalled_operations); with --sample-ms, the main thread
+// samples pending garbage and RSS while the workers run (measure_interval).
 #pragma once
 #include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <latch>
+#include <memory>
 #include <thread>
 #include <vector>
 
@@ -61,6 +64,89 @@ inline reclaim::stats stats_delta(const reclaim::stats& before, const reclaim::s
   return d;
 }
 
+// --stall: `count` threads that each begin an operation on `domain` and stay inside it, in a read
+// phase, until release(): a thread preempted in the middle of an operation, at its worst. It needs
+// only the scheme's guard and RECLAIM_READ_PHASE, so it is the same for every container. What it
+// does to each family: an epoch scheme's guard announces the epoch the thread entered, which no
+// later advance can pass (reclamation stops); a hazard pointer guard holds no hazard until a
+// protect(), so nothing is held back; under nbr the thread is restartable, so a reclaimer's signal
+// neutralizes it: the handler jumps back to the restart point here, and the thread stalls again.
+template <class Scheme>
+class stalled_operations {
+ public:
+  // Returns once every thread is inside its read phase, so the whole measured interval that
+  // follows sees them there.
+  stalled_operations(typename Scheme::domain& domain, unsigned count) {
+    for (unsigned i = 0; i < count; ++i) threads_.emplace_back([this, &domain] { stall(domain); });
+    // acquire: pairs with the release increment in stall(); sleeping in slices, not spinning, so
+    // that on 2 cores the stalling threads get to run.
+    while (inside_.load(std::memory_order_acquire) < count)
+      std::this_thread::sleep_for(std::chrono::microseconds(100));
+  }
+  ~stalled_operations() { release(); }
+  stalled_operations(const stalled_operations&) = delete;
+  stalled_operations& operator=(const stalled_operations&) = delete;
+
+  // Ends the stalled operations and joins their threads.
+  void release() {
+    release_.store(true, std::memory_order_relaxed);  // relaxed: carries no data; the join orders
+    threads_.clear();                                  // joins
+  }
+
+ private:
+  void stall(typename Scheme::domain& domain) {
+    typename Scheme::guard g(domain);
+    // volatile: read again after a neutralized read phase jumps back (siglongjmp) to the restart
+    // point below; a non-volatile local changed after sigsetjmp would be indeterminate there.
+    volatile bool counted = false;
+    RECLAIM_READ_PHASE(g);
+    // From here to the end of the loop only trivially destructible state and system calls: no
+    // allocation, no lock (the read phase's rules, docs/writing-a-container.md).
+    if (!counted) {
+      counted = true;
+      inside_.fetch_add(1, std::memory_order_release);  // release: pairs with the constructor's acquire
+    }
+    // relaxed: the flag only has to be seen eventually.
+    while (!release_.load(std::memory_order_relaxed))
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+
+  std::atomic<unsigned> inside_{0};
+  std::atomic<bool> release_{false};
+  std::vector<std::jthread> threads_;  // last: joined before the flags above go
+};
+
+// The memory sampler (--sample-ms) keeps at most this many samples: when the buffer is full it
+// keeps every other sample and doubles its period, so the samples always span the whole interval.
+inline constexpr std::size_t max_memory_samples = 10'000;
+
+// The measured interval, from `begin`, as the main thread spends it: asleep, or with
+// cfg.sample_ms, sampling pending() (the domain's pending garbage) and the process RSS every
+// sample_ms, starting at `begin`.
+template <class Pending>
+void measure_interval(std::chrono::steady_clock::time_point begin, const trial_config& cfg,
+                      Pending&& pending, std::vector<memory_sample>& samples) {
+  using clock = std::chrono::steady_clock;
+  const auto end = begin + std::chrono::duration_cast<clock::duration>(
+                               std::chrono::duration<double>(cfg.seconds));
+  if (cfg.sample_ms > 0) {
+    samples.reserve(max_memory_samples);  // outside the interval: no allocation while sampling
+    clock::duration period = std::chrono::milliseconds(cfg.sample_ms);
+    for (auto next = begin; next < end; next += period) {
+      std::this_thread::sleep_until(next);
+      if (samples.size() == max_memory_samples) {
+        // Samples 0, 2, 4, ... were taken on the grid of the doubled period, and so is `next`.
+        for (std::size_t i = 0; 2 * i < samples.size(); ++i) samples[i] = samples[2 * i];
+        samples.resize((samples.size() + 1) / 2);
+        period *= 2;
+      }
+      const double t_ms = std::chrono::duration<double, std::milli>(clock::now() - begin).count();
+      samples.push_back({t_ms, pending(), rss_bytes()});
+    }
+  }
+  std::this_thread::sleep_until(end);
+}
+
 // Inserts uniformly random keys from [0, keys) until exactly keys/2 inserts have succeeded, with
 // min(threads, hardware threads) threads. Each success is claimed from a shared counter first, so
 // the threads never overshoot.
@@ -99,8 +185,13 @@ tally prefill(DS& ds, const trial_config& cfg) {
 // The measured interval: the workers start together on a latch that the main thread joins last,
 // run the operation mix until the main thread raises `stop`, and report their tallies in
 // `outcomes`. Returns the measured seconds, from the start until every worker has joined.
-template <class DS>
-double run_workers(DS& ds, const trial_config& cfg, std::vector<thread_outcome>& outcomes) {
+// With a timeline recorder, each worker attaches before the start latch (its buffer is allocated
+// and touched outside the measured interval) and `origin_ns` receives the start's timestamp.
+// Meanwhile the main thread runs measure_interval() with `pending` and `samples`.
+template <class DS, class Pending>
+double run_workers(DS& ds, const trial_config& cfg, std::vector<thread_outcome>& outcomes,
+                   reclaim::timeline::recorder* timeline, std::uint64_t& origin_ns,
+                   Pending&& pending, std::vector<memory_sample>& samples) {
   const auto keys = static_cast<std::uint32_t>(cfg.keys);
   const unsigned insert_below = cfg.insert_pct;
   const unsigned erase_below = cfg.insert_pct + cfg.delete_pct;
@@ -112,6 +203,7 @@ double run_workers(DS& ds, const trial_config& cfg, std::vector<thread_outcome>&
       xoshiro256 rng(stream_seed(cfg.seed, cfg.trial, i));
       tally mine;
       std::uint64_t ops = 0;
+      if (timeline) timeline->attach(i);
       start.arrive_and_wait();
       // relaxed: `stop` carries no data, it only has to be seen eventually; the join orders the
       // tallies before the main thread reads them.
@@ -127,12 +219,16 @@ double run_workers(DS& ds, const trial_config& cfg, std::vector<thread_outcome>&
         }
         ++ops;
       }
+      if (timeline) reclaim::timeline::recorder::detach();
       outcomes[i] = {mine, ops};
     });
   }
+  // Read just before the main thread releases the latch, so that no worker's event precedes it.
+  const auto begin = std::chrono::steady_clock::now();  // the clock of timeline::now()
+  origin_ns = static_cast<std::uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(begin.time_since_epoch()).count());
   start.arrive_and_wait();
-  const auto begin = std::chrono::steady_clock::now();
-  std::this_thread::sleep_for(std::chrono::duration<double>(cfg.seconds));
+  measure_interval(begin, cfg, pending, samples);
   stop.store(true, std::memory_order_relaxed);
   workers.clear();  // joins
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
@@ -149,11 +245,18 @@ trial_result run_trial(const trial_config& cfg) {
     DS ds(domain);  // destroyed before the domain
 
     tally expected = cfg.prefill ? prefill(ds, cfg) : tally{};
+    stalled_operations<Scheme> stalled(domain, cfg.stall);  // inside their operations from here
     const reclaim::stats before = domain.stats();
     std::vector<thread_outcome> outcomes(cfg.threads);
-    result.seconds = run_workers(ds, cfg, outcomes);
+    std::shared_ptr<reclaim::timeline::recorder> timeline;
+    if (cfg.timeline_capacity > 0)
+      timeline = std::make_shared<reclaim::timeline::recorder>(reclaim::timeline::recorder::settings{
+          .capacity = cfg.timeline_capacity, .slow_free_ns = cfg.slow_free_ns});
+    result.seconds = run_workers(ds, cfg, outcomes, timeline.get(), result.timeline_origin_ns,
+                                 [&domain] { return domain.stats().pending; }, result.samples);
     result.stats = stats_delta(before, domain.stats());
     result.rss_bytes = rss_bytes();
+    stalled.release();  // after the workers joined and the interval's end was read
 
     for (const thread_outcome& o : outcomes) {
       expected += o.delta;
@@ -164,6 +267,11 @@ trial_result run_trial(const trial_config& cfg) {
     result.final_size = static_cast<std::int64_t>(ds.size());
     result.final_key_sum = ds.key_sum();
     result.well_formed = ds.well_formed();
+    if (timeline) {
+      result.timeline_events = timeline->events();
+      result.timeline_dropped = timeline->dropped();
+      result.timeline = std::move(timeline);
+    }
   }
   result.peak_rss_bytes = peak_rss_bytes();
   return result;

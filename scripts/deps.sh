@@ -5,16 +5,18 @@
 set -euo pipefail
 
 build=(cmake ninja-build g++ pkg-config)
-bench=(libcli11-dev nlohmann-json3-dev libfmt-dev)
+bench=(libcli11-dev nlohmann-json3-dev libfmt-dev libtomlplusplus-dev)
 # The allocators of --alloc, preloaded by soname (no headers needed): jemalloc, tcmalloc (the lab
 # preloads libtcmalloc_minimal.so.4 of libtcmalloc-minimal4; libgoogle-perftools4 brings the full
 # one), mimalloc.
 allocators=(libjemalloc2 libtcmalloc-minimal4 libgoogle-perftools4 libmimalloc2.0)
-test=(libgtest-dev python3)
+# python3-venv: .venv for the tools (pandas, matplotlib from PyPI; tools/requirements.txt).
+python=(python3 python3-venv)
+test=(libgtest-dev)
 
 case "${1:-}" in
-  bench) wanted=("${build[@]}" "${bench[@]}" "${allocators[@]}") ;;
-  test) wanted=("${build[@]}" "${bench[@]}" "${allocators[@]}" "${test[@]}") ;;
+  bench) wanted=("${build[@]}" "${bench[@]}" "${allocators[@]}" "${python[@]}") ;;
+  test) wanted=("${build[@]}" "${bench[@]}" "${allocators[@]}" "${python[@]}" "${test[@]}") ;;
   *) echo "usage: $0 bench|test" >&2; exit 2 ;;
 esac
 

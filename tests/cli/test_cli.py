@@ -9,8 +9,18 @@ Usage: test_cli.py BENCH CHECK, where BENCH is the reclaim-bench executable and 
   alloc      --alloc: a sweep over every allocator records the one detected in each trial; an
              allocator that is not installed (RECLAIM_BENCH_ALLOC_DIR pointed at an empty
              directory) is bad input
+  timeline   --timeline: short trials (in the lab's process and in a child) write one CSV with
+             the header once and each trial's events, consistent with the JSON lines
+  stall      --stall and --sample-ms: with a thread stalled inside an operation, debra's pending
+             garbage grows over the trial while hp's stays bounded; the samples are in time order
+             and within the trial; both flags reach a child process and an experiment's sweeps
+  experiment --experiment FILE: a small file runs its sweeps into its `out` (one valid JSON line
+             per trial, directories made, a run's timeline), flags override its values,
+             --dry-run runs nothing, every bad file exits 2 with one line naming the file and
+             writes nothing, and every file in experiments/ passes --dry-run in 10 minutes
 Python 3 standard library only.
 """
+import csv
 import json
 import os
 import subprocess
@@ -83,6 +93,16 @@ BAD_INPUTS = [
     (["--alloc", "foo"], "--alloc: unknown allocator 'foo' (accepted: glibc, jemalloc, tcmalloc, "
                          "mimalloc)"),
     (["--alloc", "glibc,"], "--alloc"),
+    (["--timeline-capacity", "1K"], "--timeline-capacity: needs --timeline"),
+    (["--slow-free-us", "5"], "--slow-free-us: needs --timeline"),
+    (["--stall", "-1"], "--stall: expected a number of stalled threads from 0 to 64"),
+    (["--stall", "65"], "--stall: expected a number of stalled threads from 0 to 64"),
+    (["--stall", "one"], "--stall"),
+    (["--stall", "1.5"], "--stall"),
+    (["--sample-ms", "-5"], "--sample-ms: expected whole milliseconds from 0 (off) to 60000"),
+    (["--sample-ms", "60001"], "--sample-ms: expected whole milliseconds"),
+    (["--sample-ms", "0.5"], "--sample-ms"),
+    (["--sample-ms", "abc"], "--sample-ms"),
     # CLI11's own parse errors
     (["--bogus"], "--bogus"),
     (["--threads", "1", "--threads", "2"], "--threads"),
@@ -145,6 +165,26 @@ def test_bad_input(tmp):
     r = bench("--out", "")
     check(r.returncode == 2 and "--out" in r.stderr and r.stderr.count("\n") == 1,
           f"empty --out: {r.returncode} {r.stderr!r}")
+
+    # --timeline: bad values refused before anything is written, the timeline file included.
+    timeline_dir = os.path.join(tmp, "timeline")
+    os.mkdir(timeline_dir)
+    timeline = os.path.join(timeline_dir, "t.csv")
+    for args, needle in [(["--timeline-capacity", "0"], "--timeline-capacity"),
+                         (["--timeline-capacity", "5X"], "--timeline-capacity"),
+                         (["--timeline-capacity", "11M"], "--timeline-capacity"),
+                         (["--timeline-capacity", "-1"], "--timeline-capacity"),
+                         (["--slow-free-us", "-1"], "--slow-free-us"),
+                         (["--slow-free-us", "1.5"], "--slow-free-us"),
+                         (["--slow-free-us", "abc"], "--slow-free-us"),
+                         (["--threads", "0"], "--threads")]:
+        expect_refused(["--timeline", timeline, *args], needle, absent)
+        check(os.listdir(timeline_dir) == [] and not os.path.exists(absent),
+              f"--timeline {' '.join(args)}: wrote {os.listdir(timeline_dir)}")
+    expect_refused(["--timeline", ""], "--timeline", absent)
+    expect_refused(["--timeline", os.path.join(tmp, "no", "such", "t.csv")],
+                   "--timeline: cannot create", absent)
+    check(not os.path.exists(absent), "--timeline unwritable: created the --out file")
 
 
 # --- list ------------------------------------------------------------------------------------
@@ -366,7 +406,392 @@ def test_alloc(tmp):
         check(not os.path.exists(out) or read(out) == "", f"fake jemalloc: wrote {out}")
 
 
-CHECKS = {"bad_input": test_bad_input, "list": test_list, "run": test_run, "alloc": test_alloc}
+# --- timeline --------------------------------------------------------------------------------
+
+TIMELINE_HEADER = ["ds", "scheme", "alloc", "threads", "trial", "thread", "event", "start_ns",
+                   "end_ns", "value"]
+TIMELINE_EVENTS = {"batch_free", "slow_free", "epoch_advance", "epoch_seen", "token_receipt"}
+
+
+def read_timeline(path):
+    with open(path, encoding="utf-8", newline="") as f:
+        rows = list(csv.reader(f))
+    check(rows and rows[0] == TIMELINE_HEADER, f"{path}: header {rows[:1]}")
+    return [dict(zip(TIMELINE_HEADER, row)) for row in rows[1:]]
+
+
+def check_timeline(rows, records, where):
+    """Rows against the JSON lines of the same run: per trial, as many rows as timeline_events."""
+    by_trial = {}
+    for row in rows:
+        by_trial.setdefault((row["alloc"], int(row["trial"])), []).append(row)
+    for rec in records:
+        key = (rec["alloc"], rec["trial"])
+        mine = by_trial.pop(key, [])
+        check("timeline_events" in rec and "timeline_dropped" in rec,
+              f"{where} {key}: no timeline counts in the JSON line")
+        check(len(mine) == rec.get("timeline_events"),
+              f"{where} {key}: {len(mine)} rows, JSON says {rec.get('timeline_events')}")
+        limit = (rec["seconds"] + 5) * 1e9
+        advances = []
+        for row in mine:
+            check(row["ds"] == rec["ds"] and row["scheme"] == rec["scheme"]
+                  and int(row["threads"]) == rec["threads"], f"{where}: row {row}")
+            check(0 <= int(row["thread"]) < rec["threads"], f"{where}: thread in {row}")
+            check(row["event"] in TIMELINE_EVENTS, f"{where}: event in {row}")
+            start, end, value = int(row["start_ns"]), int(row["end_ns"]), int(row["value"])
+            check(0 <= start <= end <= limit, f"{where}: times in {row}")
+            if row["event"] in ("epoch_advance", "epoch_seen", "token_receipt"):
+                check(start == end, f"{where}: instantaneous event with a duration: {row}")
+            if row["event"] == "batch_free":
+                check(value > 0, f"{where}: empty batch: {row}")
+            if row["event"] == "epoch_advance":
+                advances.append(value)
+        # Each value of the global epoch is installed by exactly one successful advance.
+        check(len(advances) == len(set(advances)), f"{where} {key}: an epoch advanced twice")
+        if rec.get("timeline_dropped") == 0:
+            check(len(advances) == rec["epochs"],
+                  f"{where} {key}: {len(advances)} epoch_advance rows, {rec['epochs']} epochs")
+            check(any(row["event"] == "batch_free" for row in mine),
+                  f"{where} {key}: no batch_free")
+    check(not by_trial, f"{where}: rows of trials without a JSON line: {sorted(by_trial)}")
+
+
+def test_timeline(tmp):
+    listed = allocator_lines()
+    allocs = ["glibc"] + [a for a in ("jemalloc", "mimalloc") if listed.get(a, "").startswith("/")]
+    timeline = os.path.join(tmp, "t.csv")
+    with open(timeline, "w", encoding="utf-8") as f:
+        f.write("old contents\n")  # replaced, not appended to
+    out = os.path.join(tmp, "t.jsonl")
+    # Several allocators: every trial runs in a child, which hands its rows to the lab.
+    r = bench("--ds", "hm_list", "--scheme", "debra", "--threads", "2", "--seconds", "0.2",
+              "--keys", "100", "--trials", "2", "--alloc", ",".join(allocs), "--timeline", timeline,
+              "--out", out)
+    check(r.returncode == 0, f"timeline: exit status {r.returncode}: {r.stderr}")
+    records = load_lines(out)
+    check(len(records) == 2 * len(allocs), f"timeline: {len(records)} JSON lines")
+    check_timeline(read_timeline(timeline), records, "timeline (children)")
+    check(sorted(os.listdir(tmp)) == ["t.csv", "t.jsonl"], f"timeline: left {os.listdir(tmp)}")
+
+    # In the lab's own process, with a tiny buffer: events past it are dropped and counted.
+    out2 = os.path.join(tmp, "t2.jsonl")
+    r = bench("--ds", "lazy_list", "--scheme", "debra", "--threads", "2", "--seconds", "0.2",
+              "--keys", "100", "--timeline", timeline, "--timeline-capacity", "10",
+              "--slow-free-us", "0", "--out", out2)
+    check(r.returncode == 0, f"timeline capacity: exit status {r.returncode}: {r.stderr}")
+    records = load_lines(out2)
+    if check(len(records) == 1, f"timeline capacity: {len(records)} JSON lines"):
+        rec = records[0]
+        check(rec.get("timeline_events", 0) <= 20 and rec.get("timeline_dropped", 0) > 0,
+              f"timeline capacity: {rec.get('timeline_events')} events, "
+              f"{rec.get('timeline_dropped')} dropped")
+        check_timeline(read_timeline(timeline), records, "timeline (capacity 10)")
+
+    # Without --timeline, no timeline fields.
+    out3 = os.path.join(tmp, "t3.jsonl")
+    r = bench("--seconds", "0.05", "--keys", "100", "--out", out3)
+    check(r.returncode == 0 and all("timeline_events" not in rec for rec in load_lines(out3)),
+          "no --timeline: timeline fields in the JSON line")
+
+
+# --- stall -----------------------------------------------------------------------------------
+
+# The gauge behind `pending` is flushed per thread every 64 retires or frees (core/stats.hpp), so
+# a sample may lag by up to that much per thread, workers and stalled threads alike.
+FLUSH_SLACK = 64
+
+
+def check_samples(rec, where):
+    """The samples of a --sample-ms trial: present, in time order, within the measured interval,
+    and the first at its start. Returns the pending series."""
+    samples = rec.get("samples")
+    if not check(isinstance(samples, list) and len(samples) >= 2, f"{where}: samples {samples!r}"):
+        return []
+    times = [s["t_ms"] for s in samples]
+    check(all(a < b for a, b in zip(times, times[1:])), f"{where}: samples not in time order")
+    check(0 <= times[0] < rec["sample_ms"] and times[-1] <= rec["seconds"] * 1000,
+          f"{where}: samples outside the trial: {times[0]}..{times[-1]} ms of "
+          f"{rec['seconds']} s")
+    check(all(s["rss_bytes"] > 0 for s in samples), f"{where}: a sample without RSS")
+    check(max(s["pending"] for s in samples) <= rec["pending_peak"] + FLUSH_SLACK * 3,
+          f"{where}: a sample above pending_peak {rec['pending_peak']}")
+    return [s["pending"] for s in samples]
+
+
+def test_stall(tmp):
+    out = os.path.join(tmp, "stall.jsonl")
+    r = bench("--ds", "lazy_list", "--scheme", "debra,hp", "--threads", "2", "--seconds", "0.5",
+              "--keys", "1K", "--stall", "1", "--sample-ms", "20", "--out", out)
+    check(r.returncode == 0, f"stall: exit status {r.returncode}: {r.stderr}")
+    records = {rec.get("scheme"): rec for rec in load_lines(out)}
+    if not check(sorted(records) == ["debra", "hp"], f"stall: schemes {sorted(records)}"):
+        return
+    series = {}
+    for scheme, rec in records.items():
+        where = f"stall {scheme}"
+        check_record(rec, where)
+        check(rec.get("stall") == 1 and rec.get("sample_ms") == 20, f"{where}: {rec}")
+        # 0.5 s every 20 ms: 25 samples, give or take one for timing.
+        series[scheme] = check_samples(rec, where)
+        check(24 <= len(series[scheme]) <= 26, f"{where}: {len(series[scheme])} samples")
+    debra, hp = series["debra"], series["hp"]
+    if not (debra and hp):
+        return
+    slack = FLUSH_SLACK * 3  # two workers and the stalled thread
+    # debra: the stalled thread's announced epoch stops reclamation, so garbage only grows.
+    check(all(b >= a - slack for a, b in zip(debra, debra[1:])),
+          f"stall debra: pending fell while a thread was stalled: {debra}")
+    half = len(debra) // 2
+    check(debra[-1] >= 1.5 * debra[half] and debra[-1] > 1000,
+          f"stall debra: pending did not grow over the trial: {debra}")
+    check(records["debra"]["freed"] <= records["debra"]["retired"] // 10,
+          f"stall debra: freed {records['debra']['freed']} of {records['debra']['retired']}")
+    # hp: the stalled thread holds no hazard pointer, so garbage stays bounded: the second half of
+    # the trial peaks no higher than about the first, and far below debra's.
+    check(max(hp[half:]) <= 2 * max(hp[:half]) + slack,
+          f"stall hp: pending grew over the trial: {hp}")
+    check(max(hp) <= debra[-1] // 4, f"stall hp: pending {max(hp)} not bounded (debra "
+                                     f"{debra[-1]})")
+    check(records["hp"]["freed"] > 0, "stall hp: freed nothing")
+
+    # Without --sample-ms: no samples; without --stall: stall 0.
+    out2 = os.path.join(tmp, "plain.jsonl")
+    r = bench("--seconds", "0.05", "--keys", "100", "--out", out2)
+    rec = (load_lines(out2) or [{}])[0]
+    check(r.returncode == 0 and rec.get("stall") == 0 and rec.get("sample_ms") == 0
+          and "samples" not in rec, f"no --stall, no --sample-ms: {rec}")
+
+    # Through a child process (two allocators: every trial runs in one) and an experiment file.
+    listed = allocator_lines()
+    allocs = ["glibc"] + [a for a in ("jemalloc",) if listed.get(a, "").startswith("/")]
+    out3 = os.path.join(tmp, "child.jsonl")
+    r = bench("--ds", "hm_list", "--scheme", "debra", "--threads", "1", "--seconds", "0.2",
+              "--keys", "1K", "--stall", "2", "--sample-ms", "50", "--alloc", ",".join(allocs),
+              "--out", out3)
+    check(r.returncode == 0, f"stall child: exit status {r.returncode}: {r.stderr}")
+    for rec in load_lines(out3):
+        where = f"stall child {rec.get('alloc')}"
+        check(rec.get("stall") == 2 and rec.get("sample_ms") == 50, f"{where}: {rec}")
+        check(3 <= len(check_samples(rec, where)) <= 5, f"{where}: {len(rec.get('samples'))}")
+    experiment = os.path.join(tmp, "stall.toml")
+    out4 = os.path.join(tmp, "experiment.jsonl")
+    write(experiment, f'title = "stall"\nout = {toml_string(out4)}\n[[run]]\nds = "hm_list"\n'
+                      'scheme = "debra"\nseconds = 0.1\nkeys = 100\nstall = 1\nsample_ms = 10\n')
+    r = bench("--experiment", experiment, "--dry-run")
+    check(r.returncode == 0 and "1 stalled, memory sampled every 10 ms" in r.stdout,
+          f"stall experiment dry run: {r.returncode} {r.stdout!r} {r.stderr!r}")
+    r = bench("--experiment", experiment, "--stall", "3")
+    check(r.returncode == 0, f"stall experiment: exit status {r.returncode}: {r.stderr}")
+    for rec in load_lines(out4):
+        check(rec.get("stall") == 3 and rec.get("sample_ms") == 10,
+              f"stall experiment: the file's sample_ms and the command line's --stall: {rec}")
+        check_samples(rec, "stall experiment")
+
+
+# --- experiment ------------------------------------------------------------------------------
+
+EXPERIMENTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "experiments")
+
+# Two sweeps: 4 trials, then 2 (no prefill, lookups only: the structure stays empty).
+EXPERIMENT = """\
+title = "CLI test"
+paper = "none"
+claim = "a test"
+out = {out}
+
+[[run]]
+ds = "hm_list"
+scheme = ["none", "debra"]
+threads = [1, 2]
+seconds = 0.1
+keys = "1K"
+
+[[run]]
+ds = ["lazy_list"]
+scheme = "debra"
+seconds = 0.1
+trials = 2
+keys = 500
+insert = 0
+delete = 0
+prefill = false
+seed = 7
+timeline = {timeline}
+
+[[plot]]
+kind = "throughput"
+"""
+
+
+def write(path, text):
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(text)
+
+
+def toml_string(text):
+    return json.dumps(text)  # a JSON string without escapes is a TOML basic string
+
+
+def test_experiment(tmp):
+    out = os.path.join(tmp, "e-results", "sub", "e.jsonl")
+    timeline = os.path.join(tmp, "timelines", "e.csv")
+    experiment = os.path.join(tmp, "e.toml")
+    write(experiment, EXPERIMENT.format(out=toml_string(out), timeline=toml_string(timeline)))
+
+    # --dry-run lists the 6 trials and their 0.6 s, and creates nothing.
+    r = bench("--experiment", experiment, "--dry-run")
+    check(r.returncode == 0, f"dry run: exit status {r.returncode}: {r.stderr}")
+    trials = [line for line in r.stdout.splitlines() if " threads=" in line]
+    check(len(trials) == 6, f"dry run: {len(trials)} trial lines: {r.stdout!r}")
+    check("lazy_list debra glibc threads=1 trial 2/2" in r.stdout, f"dry run: {r.stdout!r}")
+    check("6 trials, 0.6 s measured" in r.stdout, f"dry run: no estimate: {r.stdout!r}")
+    check(sorted(os.listdir(tmp)) == ["e.toml"], f"dry run: created {os.listdir(tmp)}")
+
+    # The run: one valid JSON line per trial, each with its sweep's settings; directories made;
+    # the second sweep's timeline in its own file.
+    r = bench("--experiment", experiment)
+    check(r.returncode == 0, f"experiment: exit status {r.returncode}: {r.stderr}")
+    check(r.stdout.count("Summary") == 2, "experiment: not one summary per sweep")
+    records = load_lines(out) if os.path.exists(out) else []
+    check(len(records) == 6, f"experiment: {len(records)} JSON lines, expected 6")
+    for rec in records[:4]:
+        check_record(rec, "experiment run 1")
+        check(rec.get("ds") == "hm_list" and rec.get("keys") == 1000 and rec.get("prefill") is True
+              and rec.get("seed") == 1 and rec.get("seconds_requested") == 0.1,
+              f"experiment run 1: {rec}")
+    check(sorted((rec.get("scheme"), rec.get("threads")) for rec in records[:4])
+          == [("debra", 1), ("debra", 2), ("none", 1), ("none", 2)],
+          "experiment run 1: not the sweep of the file")
+    for rec in records[4:]:
+        check_record(rec, "experiment run 2")
+        check(rec.get("ds") == "lazy_list" and rec.get("keys") == 500 and rec.get("prefill") is False
+              and rec.get("seed") == 7 and rec.get("final_size") == 0 and rec.get("threads") == 1,
+              f"experiment run 2: {rec}")
+    check([rec.get("trial") for rec in records[4:]] == [1, 2], "experiment run 2: trials")
+    if check(os.path.exists(timeline), "experiment: no timeline file"):
+        rows = read(timeline).splitlines()
+        check(rows[0].startswith("ds,scheme,") and len(rows) > 1
+              and all(row.startswith("lazy_list,debra,") for row in rows[1:]),
+              f"experiment: timeline rows {rows[:3]}")
+
+    # Overrides: the command line's flags replace the file's values in every sweep.
+    other = os.path.join(tmp, "other.jsonl")
+    before = read(out)
+    r = bench("--experiment", experiment, "--seconds", "0.05", "--trials", "1", "--threads", "2",
+              "--prefill", "--seed", "9", "--out", other)
+    check(r.returncode == 0, f"overrides: exit status {r.returncode}: {r.stderr}")
+    check(read(out) == before, "overrides: wrote to the file's out instead of --out")
+    records = load_lines(other) if os.path.exists(other) else []
+    check(len(records) == 3, f"overrides: {len(records)} JSON lines, expected 3")
+    for rec in records:
+        check_record(rec, "overrides")
+        check(rec.get("threads") == 2 and rec.get("trial") == 1 and rec.get("prefill") is True
+              and rec.get("seed") == 9 and rec.get("seconds_requested") == 0.05,
+              f"overrides: {rec}")
+    check([rec.get("keys") for rec in records] == [1000, 1000, 500],
+          "overrides: a value not overridden changed")
+
+    test_experiment_bad_input(tmp)
+
+    # Every experiment of the project is valid and takes at most 10 minutes of measured time. Run
+    # from tmp: a dry run creates nothing, so results/ must not appear there.
+    files = sorted(f for f in os.listdir(EXPERIMENTS) if f.endswith(".toml"))
+    check(files, f"no experiment files in {EXPERIMENTS}")
+    for name in files:
+        r = subprocess.run([os.path.abspath(BENCH), "--experiment", os.path.join(EXPERIMENTS, name),
+                            "--dry-run"],
+                           capture_output=True, text=True, timeout=60, cwd=tmp)
+        if not check(r.returncode == 0, f"experiments/{name}: --dry-run: {r.stderr.strip()}"):
+            continue
+        total = [line for line in r.stdout.splitlines() if line.startswith("Dry run: ")]
+        seconds = float(total[0].split(", ")[1].split(" s ")[0]) if total else 1e9
+        check(seconds <= 600, f"experiments/{name}: {seconds} s measured, more than 10 minutes")
+    check(not os.path.exists(os.path.join(tmp, "results")), "experiments --dry-run: created results/")
+
+
+# (file contents after the title and a valid first run, text the one-line error must contain)
+BAD_EXPERIMENTS = [
+    ("[[run]]\nthread = 2\n", "[[run]] 2: unknown key 'thread' (accepted: ds, scheme, threads"),
+    ("bogus = 1\n", "unknown key 'bogus' (accepted: title, paper, claim, out, run, plot)"),
+    ("[[run]]\nthreads = \"2\"\n",
+     "[[run]] 2: threads: expected an integer or an array of integers, got a string"),
+    ("[[run]]\nthreads = [1, 2.5]\n", "[[run]] 2: threads: expected an integer or an array"),
+    ("[[run]]\nseconds = true\n", "[[run]] 2: seconds: expected a number, got a boolean"),
+    ("[[run]]\nprefill = 1\n", "[[run]] 2: prefill: expected true or false, got an integer"),
+    ("[[run]]\nscheme = []\n", "[[run]] 2: scheme: expected a string or an array of strings, "
+                               "got an empty array"),
+    ("[[run]]\nscheme = [\"none\", \"foo\"]\n",
+     "[[run]] 2: scheme: unknown scheme 'foo' (accepted: none, debra, hp"),
+    ("[[run]]\nds = \"foo\"\n", "[[run]] 2: ds: unknown container 'foo' (accepted: lazy_list"),
+    ("[[run]]\nalloc = \"foo\"\n",
+     "[[run]] 2: alloc: unknown allocator 'foo' (accepted: glibc, jemalloc"),
+    ("[[run]]\nthreads = 0\n", "[[run]] 2: threads: expected a positive integer"),
+    ("[[run]]\nthreads = -1\n", "[[run]] 2: threads: expected a positive integer"),
+    ("[[run]]\nkeys = \"20X\"\n", "[[run]] 2: keys: expected a number of keys"),
+    ("[[run]]\nseconds = 0\n", "[[run]] 2: seconds: expected a positive number"),
+    ("[[run]]\ninsert = 60\ndelete = 50\n", "add up to 110 percent"),
+    ("[[run]]\ntimeline_capacity = \"1K\"\n", "needs --timeline"),
+    ("[[run]]\nstall = \"1\"\n", "[[run]] 2: stall: expected an integer, got a string"),
+    ("[[run]]\nstall = 100\n", "[[run]] 2: stall: expected a number of stalled threads"),
+    ("[[run]]\nsample_ms = 1.5\n", "[[run]] 2: sample_ms: expected an integer, got a float"),
+    ("[[run]]\nsample_ms = -1\n", "[[run]] 2: sample_ms: expected whole milliseconds"),
+    ("[[run]]\nout = \"x.jsonl\"\n", "[[run]] 2: unknown key 'out'"),
+    ("plot = 1\n", "plot: expected an array of tables"),
+    ("paper = 1\n", "paper: expected a string, got an integer"),
+    ("[[run]\n", "not valid TOML"),
+]
+
+
+def test_experiment_bad_input(tmp):
+    bad = os.path.join(tmp, "bad.toml")
+    absent_dir = os.path.join(tmp, "bad-results")
+    absent = os.path.join(absent_dir, "x.jsonl")
+    present = os.path.join(tmp, "present.jsonl")
+    sentinel = '{"sentinel": true}\n'
+    good_run = '[[run]]\nds = "hm_list"\nseconds = 0.05\nkeys = 100\n'
+
+    def refused(text, needle, args=(), path=bad):
+        write(bad, text)
+        r = bench("--experiment", path, *args)
+        name = f"experiment {needle!r}"
+        check(r.returncode == 2, f"{name}: exit status {r.returncode}, expected 2")
+        check(r.stdout == "", f"{name}: wrote to stdout: {r.stdout!r}")
+        lines = r.stderr.splitlines()
+        if check(len(lines) == 1 and r.stderr.endswith("\n"), f"{name}: not one line: {r.stderr!r}"):
+            check(lines[0].startswith("reclaim-bench: "), f"{name}: no program name: {lines[0]!r}")
+            check(needle in lines[0], f"{name}: {lines[0]!r} does not mention {needle!r}")
+            check(path in lines[0] or needle.startswith("--"), f"{name}: file not named: {lines[0]!r}")
+        check(not os.path.exists(absent_dir), f"{name}: created {absent_dir}")
+
+    cases = list(BAD_EXPERIMENTS)
+    for ds, scheme in unsupported_pairs():
+        cases.append((f'[[run]]\nds = "{ds}"\nscheme = "{scheme}"\n',
+                      f"[[run]] 2: {ds} does not support {scheme}: "))
+    for tail, needle in cases:  # top-level keys before the first [[run]], tables after it
+        first, last = (good_run, tail) if tail.startswith("[[") else (tail, good_run)
+        refused(f'title = "t"\nout = {toml_string(absent)}\n{first}{last}', needle)
+    refused(f"out = {toml_string(absent)}\n{good_run}", "title: required")
+    refused(f'title = "t"\nout = {toml_string(absent)}\n', "no [[run]]")
+    refused(f'title = "t"\nout = {toml_string(absent)}\nrun = 1\n', "run: expected an array of tables")
+    refused(f'title = "t"\nout = ""\n{good_run}', "out: expected a file name")
+    # An existing output file stays as it was.
+    write(present, sentinel)
+    refused(f'title = "t"\nout = {toml_string(present)}\n{good_run}[[run]]\nthreads = 0\n',
+            "threads: expected a positive integer")
+    check(read(present) == sentinel, "experiment bad input: modified the existing out file")
+    # The command line: its own bad values, and overrides that make a sweep of the file bad.
+    text = f'title = "t"\nout = {toml_string(absent)}\n{good_run}'
+    refused(text, "--threads: expected a positive integer", ["--threads", "0"])
+    refused(text + "insert = 60\n", "add up to 110 percent", ["--delete", "50"])
+    refused(text, "[[run]] 1: --timeline-capacity: needs --timeline (from the command line)",
+            ["--timeline-capacity", "1K"])
+    refused(text, "--experiment: cannot read", path=os.path.join(tmp, "no-such.toml"))
+    refused(text, "--experiment: not with `list`", ["list"])
+
+
+CHECKS = {"bad_input": test_bad_input, "list": test_list, "run": test_run, "alloc": test_alloc,
+          "timeline": test_timeline, "stall": test_stall, "experiment": test_experiment}
 
 if __name__ == "__main__":
     with tempfile.TemporaryDirectory(prefix="reclaim-bench-cli-") as tmp:

@@ -1,0 +1,57 @@
+// The --timeline file: every trial's timeline events (reclaim/core/timeline.hpp) as one CSV file
+// with the header
+//   ds,scheme,alloc,threads,trial,thread,event,start_ns,end_ns,value
+// where start_ns and end_ns count from the trial's measured start and `thread` is the worker index.
+// The file is written under a temporary name next to FILE and renamed when the run ends, so FILE
+// never holds half a run. Trials that run in a child process write their rows to a file of their
+// own, which the parent appends whole.
+#pragma once
+#include <cstdio>
+#include <string>
+#include <string_view>
+
+#include "registry.hpp"
+
+namespace reclaim_bench {
+
+// What the rows of one trial say before the event.
+struct timeline_labels {
+  std::string_view ds;
+  std::string_view scheme;
+  std::string_view alloc;
+  unsigned threads;
+  unsigned trial;
+};
+
+// Writes the rows of `result`'s timeline (none if it recorded none), without the header.
+// Throws std::system_error if the write fails.
+void write_timeline_rows(std::FILE* file, const timeline_labels& labels,
+                         const trial_result& result);
+
+// The same into a file of its own (a child's rows), created or truncated.
+void write_timeline_rows(const std::string& path, const timeline_labels& labels,
+                         const trial_result& result);
+
+class timeline_file {
+ public:
+  // Creates the temporary file and writes the header; throws usage_error if it cannot.
+  explicit timeline_file(std::string path);
+  ~timeline_file();  // removes the temporary file unless commit() renamed it
+  timeline_file(const timeline_file&) = delete;
+  timeline_file& operator=(const timeline_file&) = delete;
+
+  void append(const timeline_labels& labels, const trial_result& result);
+  // Where a child writes its trial's rows. append_child_rows() copies them if the child succeeded
+  // (a failed child may have left half a trial) and removes the file either way.
+  std::string child_rows_path() const { return temp_ + ".child"; }
+  void append_child_rows(bool child_succeeded);
+  // Everything is written: FILE becomes the temporary file.
+  void commit();
+
+ private:
+  std::string path_;
+  std::string temp_;
+  std::FILE* file_;
+};
+
+}  // namespace reclaim_bench

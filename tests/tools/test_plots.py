@@ -1,0 +1,86 @@
+"""Every command of reclaim_tools, on small synthetic inputs, writes a complete PNG of a plausible
+size and prints its path; {ds}/{alloc} in --out write one file per value."""
+import os
+import unittest
+
+from support import ToolsCase, png_size, sampled_rows, tools, tools_process, write_results
+
+
+class EveryCommandWritesAPlausiblePng(ToolsCase):
+
+    def check_command(self, *args, out):
+        printed = self.assert_ok(tools(*args, "--out", out))
+        self.assertEqual(printed, [out])
+        self.assert_plausible_png(out)
+
+    def test_throughput_writes_png(self):
+        self.check_command("throughput", self.results, out=self.path("tp.png"))
+
+    def test_throughput_filters_to_one_panel(self):
+        self.check_command("throughput", self.results, "--ds", "hm_list", "--alloc", "glibc",
+                           "--scheme", "none,debra", "--threads", "1,4", out=self.path("tp.png"))
+
+    def test_throughput_out_template_writes_one_file_per_alloc(self):
+        printed = self.assert_ok(tools("throughput", self.results, "--out",
+                                       self.path("tp-{ds}-{alloc}.png")))
+        expected = [self.path("tp-hm_list-glibc.png"), self.path("tp-hm_list-jemalloc.png")]
+        self.assertEqual(printed, expected)
+        for path in expected:
+            self.assert_plausible_png(path)
+
+    def test_throughput_default_out_goes_to_plots_beside_results(self):
+        # As a process, the way make bench runs it.
+        printed = self.assert_ok(tools_process("throughput", self.results))
+        self.assertEqual(printed, [self.path("plots", "results_throughput.png")])
+        self.assert_plausible_png(printed[0])
+
+    def test_af_bars_writes_png(self):
+        self.check_command("af-bars", self.results, "--threads", "4", out=self.path("af.png"))
+
+    def test_memory_writes_png(self):
+        self.check_command("memory", self.results, "--alloc", "jemalloc", out=self.path("m.png"))
+
+    def test_timeline_of_batch_frees_writes_png(self):
+        self.check_command("timeline", self.timeline, "--scheme", "debra", "--threads", "8",
+                           out=self.path("tl.png"))
+
+    def test_timeline_of_slow_frees_writes_png(self):
+        self.check_command("timeline", self.timeline, "--scheme", "debra_af", "--event",
+                           "slow_free", out=self.path("tl.png"))
+
+    def test_timeline_of_token_receipts_writes_png(self):
+        self.check_command("timeline", self.timeline, "--scheme", "token_af", "--trial", "1",
+                           out=self.path("tl.png"))
+
+    def test_garbage_per_epoch_writes_one_panel_per_scheme(self):
+        one, two = self.path("one.png"), self.path("two.png")
+        self.check_command("garbage-per-epoch", self.timeline, "--scheme", "debra",
+                           "--threads", "8", out=one)
+        self.check_command("garbage-per-epoch", self.timeline, "--scheme", "debra", "token_af",
+                           "--threads", "2", out=two)
+        # Two panels stacked: a taller image than one panel.
+        self.assertGreater(png_size(two)[1], png_size(one)[1])
+
+    def test_memory_over_time_draws_a_row_per_stall(self):
+        sampled = write_results(self.path("sampled.jsonl"), sampled_rows())
+        one, two = self.path("mot1.png"), self.path("mot2.png")
+        self.check_command("memory-over-time", sampled, "--stall", "1", out=one)
+        self.check_command("memory-over-time", sampled, "--scheme", "debra,nbr_plus",
+                           "--threads", "4", out=two)
+        # With and without a stalled thread: two rows of panels, a taller image than one row.
+        self.assertGreater(png_size(two)[1], png_size(one)[1])
+
+    def test_memory_with_and_without_a_stall_draws_a_row_each(self):
+        sampled = write_results(self.path("sampled.jsonl"), sampled_rows())
+        one, two = self.path("mem1.png"), self.path("mem2.png")
+        self.check_command("memory", sampled, "--stall", "0", out=one)
+        self.check_command("memory", sampled, out=two)
+        self.assertGreater(png_size(two)[1], png_size(one)[1])
+
+    def test_no_temporary_files_are_left_beside_the_png(self):
+        self.check_command("memory", self.results, out=self.path("clean", "m.png"))
+        self.assertEqual(os.listdir(self.path("clean")), ["m.png"])
+
+
+if __name__ == "__main__":
+    unittest.main()

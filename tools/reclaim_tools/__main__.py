@@ -1,0 +1,121 @@
+"""The command line: python -m reclaim_tools COMMAND ... (see tools/README.md).
+
+Bad input prints one line on stderr and exits with status 2; argparse's own errors are made to do
+the same. Each command prints the paths it wrote, one per line.
+"""
+import argparse
+import os
+import sys
+
+from . import ToolError
+
+
+class OneLineParser(argparse.ArgumentParser):
+    """argparse, with its usage errors as one line and exit status 2."""
+
+    def error(self, message):
+        command = self.prog.partition(" ")[2]
+        raise ToolError(f"{command}: {message}" if command else message)
+
+
+def default_out(results, suffix):
+    """results/NAME.jsonl -> results/plots/NAME_SUFFIX.png"""
+    stem = os.path.splitext(os.path.basename(results))[0]
+    return os.path.join(os.path.dirname(results) or ".", "plots", f"{stem}_{suffix}.png")
+
+
+def parser():
+    p = OneLineParser(prog="reclaim_tools",
+                      description="Plots and reports from reclaim-bench's results and timelines.")
+    sub = p.add_subparsers(dest="command", required=True, parser_class=OneLineParser,
+                           metavar="COMMAND")
+
+    def results_command(name, help_text, suffix):
+        c = sub.add_parser(name, help=help_text, description=help_text)
+        c.add_argument("results", metavar="RESULTS.jsonl", help="reclaim-bench --out file")
+        c.add_argument("--ds", help="containers (comma list)")
+        c.add_argument("--alloc", help="allocators (comma list)")
+        c.add_argument("--scheme", help="schemes (comma list)")
+        c.add_argument("--stall", help="stalled threads (comma list; the lab's --stall)")
+        c.add_argument("--keys", help="key ranges (comma list of integers)")
+        c.add_argument("--insert", help="insert percentages (comma list)")
+        c.add_argument("--delete", help="delete percentages (comma list)")
+        c.add_argument("--out", metavar="PNG",
+                       help=f"output (default results/plots/NAME_{suffix}.png beside RESULTS); "
+                            "{ds} and {alloc} in it write one file per value")
+        return c
+
+    results_command("throughput", "throughput vs threads, one line per scheme",
+                    "throughput").add_argument("--threads", help="thread counts (comma list)")
+    results_command("af-bars", "original vs amortized free (_af, _afa) per scheme",
+                    "af_bars").add_argument("--threads", required=True, type=int,
+                                            metavar="T", help="the thread count")
+    results_command("memory", "peak RSS and pending_peak vs threads",
+                    "memory").add_argument("--threads", help="thread counts (comma list)")
+    results_command("memory-over-time",
+                    "pending garbage and RSS over the trial (--sample-ms), one line per scheme",
+                    "memory_over_time").add_argument("--threads",
+                                                     help="thread counts (comma list)")
+
+    def timeline_command(name, help_text):
+        c = sub.add_parser(name, help=help_text, description=help_text)
+        c.add_argument("timeline", metavar="TIMELINE.csv", help="reclaim-bench --timeline file")
+        c.add_argument("--ds")
+        c.add_argument("--alloc")
+        c.add_argument("--threads", type=int, metavar="T")
+        c.add_argument("--trial", type=int, metavar="N", help="default: the first")
+        c.add_argument("--out", metavar="PNG")
+        return c
+
+    t = timeline_command("timeline", "paper 001 timeline graph of one run")
+    t.add_argument("--scheme", metavar="S")
+    t.add_argument("--event", default="batch_free", choices=["batch_free", "slow_free"],
+                   help="what the boxes show (default batch_free)")
+    g = timeline_command("garbage-per-epoch", "paper 001 Figure 4, one panel per scheme")
+    g.add_argument("--scheme", nargs="+", metavar="S", help="schemes (default: all)")
+
+    e = sub.add_parser("experiment", help="every plot of an experiment file and its report",
+                       description="every plot of an experiment file and its Markdown report")
+    e.add_argument("experiment", metavar="EXPERIMENT.toml")
+    e.add_argument("--plots", default="results/plots", metavar="DIR",
+                   help="where the PNGs and NAME.md go (default results/plots)")
+    return p
+
+
+def run(args):
+    # Imported here so that a usage error costs no matplotlib import.
+    from . import plots, report
+    from .data import load_results, load_timeline
+
+    if args.command == "experiment":
+        return report.experiment(args.experiment, args.plots)
+    if args.command in ("throughput", "af-bars", "memory", "memory-over-time"):
+        df = load_results(args.results)
+        kind = args.command.replace("-", "_")
+        out = args.out or default_out(args.results, kind)
+        draw = getattr(plots, f"draw_{kind}")
+        return draw(df, args.results, out, ds=args.ds, alloc=args.alloc, scheme=args.scheme,
+                    threads=args.threads, stall=args.stall, keys=args.keys, insert=args.insert,
+                    delete=args.delete)
+    tl = load_timeline(args.timeline)
+    filters = dict(ds=args.ds, alloc=args.alloc, threads=args.threads, trial=args.trial,
+                   scheme=args.scheme)
+    if args.command == "timeline":
+        out = args.out or default_out(args.timeline, f"timeline_{args.event}")
+        return plots.draw_timeline(tl, args.timeline, out, event=args.event, **filters)
+    out = args.out or default_out(args.timeline, "garbage_per_epoch")
+    return plots.draw_garbage_per_epoch(tl, args.timeline, out, **filters)
+
+
+def main(argv=None):
+    try:
+        for path in run(parser().parse_args(argv)):
+            print(path)
+    except ToolError as e:
+        print(f"reclaim_tools: {' '.join(str(e).split())}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
