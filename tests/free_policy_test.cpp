@@ -7,6 +7,7 @@
 #include <atomic>
 #include <cstdint>
 #include <thread>
+#include <vector>
 
 #include "test_support.hpp"
 
@@ -191,6 +192,45 @@ TYPED_TEST(amortized_scheme, protected_node_survives_an_exiting_retirer) {
     return victim_destroyed.load() == 1;
   });
   EXPECT_TRUE(freed) << "the victim was never freed after its protection ended";
+}
+
+// Amortized frees happen between the scheme's flushes of the pending gauge; they must reach the gauge
+// too, or a thread that freed its whole freeable list still counts it there while another thread's
+// retires raise the peak. Two threads take turns (never concurrently, so that stats().pending, read
+// after every operation, is the true pending): retire a batch, then free it with empty operations.
+// The reported peak must be within threads x flush_interval of the true one.
+TYPED_TEST(amortized_scheme, pending_peak_is_within_a_flush_interval_per_thread_of_the_true_peak) {
+  using S = TypeParam;
+  constexpr int threads = 2, rounds = 3;
+  constexpr long frees_per_turn = 2 * batch_size;  // K >= 1: enough to empty the freeable list
+  std::atomic<long> destroyed{0};
+  typename S::domain domain;
+  std::uint64_t true_peak = 0;  // written by the thread whose turn it is; turns are ordered
+  std::atomic<int> turn{0};
+  auto observe = [&] { true_peak = std::max(true_peak, domain.stats().pending); };
+  std::vector<std::thread> workers;
+  for (int t = 0; t < threads; ++t)
+    workers.emplace_back([&, t] {
+      for (int round = 0; round < rounds; ++round) {
+        // acquire: pairs with the release below; the previous turn's work happens before ours.
+        while (turn.load(std::memory_order_acquire) != round * threads + t) std::this_thread::yield();
+        retire_batch<S>(domain, destroyed);
+        observe();
+        for (long i = 0; i < frees_per_turn; ++i) {
+          empty_operation<S>(domain);
+          observe();
+        }
+        turn.store(round * threads + t + 1, std::memory_order_release);
+      }
+      // Stay registered until every turn is done: exit would flush this thread's delta.
+      while (turn.load(std::memory_order_acquire) != rounds * threads) std::this_thread::yield();
+    });
+  for (auto& w : workers) w.join();
+  ASSERT_GT(destroyed.load(), rounds * threads * batch_size / 2) << "the turns freed too little";
+  const reclaim::stats s = domain.stats();
+  const auto slack = static_cast<std::uint64_t>(threads * reclaim::core::pending_gauge::flush_interval);
+  EXPECT_LE(s.pending_peak, true_peak + slack) << "true peak " << true_peak;
+  EXPECT_GE(s.pending_peak + slack, true_peak);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -18,20 +18,32 @@ using namespace reclaim_test;
 using reclaim::debra;
 using reclaim::ebr;
 using reclaim::hp;
+using reclaim::nbr;
+using reclaim::nbr_plus;
 using reclaim::ner;
 using reclaim::none;
 using reclaim::qsbr;
 using reclaim::rcu;
+using reclaim::token_af;
+using reclaim::token_naive;
+using reclaim::token_pass_first;
+using reclaim::token_periodic;
 
 // Every scheme, including the baseline that frees nothing while its domain lives.
 using all_schemes = ::testing::Types<none, debra<>, hp<>, debra<reclaim::check_every<5>>,
-                                     hp<reclaim::slots<8>>, ebr<>, ner<>, qsbr<>, rcu<>>;
+                                     hp<reclaim::slots<8>>, ebr<>, ner<>, qsbr<>, rcu<>,
+                                     token_naive<>, token_pass_first<>, token_periodic<>,
+                                     token_af<>, nbr<reclaim::bag_threshold<64>>,
+                                     nbr_plus<reclaim::bag_threshold<64>>>;
 // Schemes that free while the domain lives.
 using reclaiming_schemes =
     ::testing::Types<debra<>, hp<>, debra<reclaim::check_every<5>>, hp<reclaim::slots<8>>,
                      debra<reclaim::amortized_free<1>>, hp<reclaim::amortized_free<1>>, ebr<>,
                      ner<>, ner<reclaim::advance_every<5>>, qsbr<>, rcu<>,
-                     rcu<reclaim::epoch_freq<4>, reclaim::empty_freq<16>>>;
+                     rcu<reclaim::epoch_freq<4>, reclaim::empty_freq<16>>, token_naive<>,
+                     token_pass_first<>, token_periodic<>, token_af<>,
+                     nbr<reclaim::bag_threshold<64>>, nbr_plus<reclaim::bag_threshold<64>>,
+                     nbr<reclaim::bag_threshold<64>, reclaim::amortized_free<1>>>;
 
 template <class S>
 class every_scheme : public ::testing::Test {};
@@ -42,10 +54,10 @@ class reclaiming_scheme : public ::testing::Test {};
 TYPED_TEST_SUITE(reclaiming_scheme, reclaiming_schemes);
 
 // The counter that shows a scheme's reclamation machinery at work: scans for pointer schemes,
-// epoch advances for epoch schemes.
+// epoch advances for epoch schemes, reclamation passes for neutralization.
 template <class S>
 std::uint64_t progress_of(const reclaim::stats& s) {
-  if constexpr (S::family == reclaim::family::pointer)
+  if constexpr (S::family == reclaim::family::pointer || S::family == reclaim::family::neutralization)
     return s.scans;
   else if constexpr (S::family == reclaim::family::epoch)
     return s.epochs;
@@ -53,10 +65,12 @@ std::uint64_t progress_of(const reclaim::stats& s) {
     return 0;
 }
 
-// rcu moves its epoch and scans only on retires (every N and M of them): operations that retire
-// nothing make it free nothing, and the retires that drive it leave their own garbage pending.
+// rcu moves its epoch and scans only on retires (every N and M of them), nbr only when a bag is
+// full: operations that retire nothing make them free nothing, and the retires that drive them
+// leave their own garbage pending.
 template <class S>
-constexpr bool reclaims_only_on_retires = requires { S::empty_frequency; };
+constexpr bool reclaims_only_on_retires =
+    requires { S::empty_frequency; } || S::family == reclaim::family::neutralization;
 
 // An amortized free policy frees K proven-safe nodes per operation: while a thread retires K nodes
 // per operation, a batch always waits on its freeable list and freed never catches up with retired.
@@ -129,7 +143,9 @@ class protector {
   void run(bool nested, unsigned slot) {
     {
       typename S::guard g(domain_);
+      RECLAIM_READ_PHASE(g);
       tracked<S>* p = g.protect(shared_, slot);
+      g.write_phase(p);  // nbr: the reservation is the protection; a no-op for the others
       if (nested) {
         // An inner guard on the same thread protects another node (in another slot) and ends;
         // the outer guard's protection must survive that.
@@ -273,6 +289,9 @@ TYPED_TEST(reclaiming_scheme, operations_keep_pending_bounded_and_freed_growing)
     // Each thread holds at most R retired nodes before it scans, plus the nodes protected then.
     const std::uint64_t bound = workers * (domain.scan_threshold() + S::slot_count * workers);
     EXPECT_LE(max_pending, bound);
+  } else if constexpr (S::family == reclaim::family::neutralization) {
+    // nbr, one thread that reserves nothing: a round empties the bag whenever it is full.
+    EXPECT_LE(max_pending, S::threshold);
   } else if constexpr (requires { S::check_interval; }) {
     // DEBRA, one thread: the epoch advances every K operations and each of the three bags holds
     // the retires of one epoch.
@@ -1082,6 +1101,184 @@ TEST(rcu_scheme, node_survives_while_a_reservation_no_newer_than_its_retire_exis
   static_assert(S::epoch_frequency == 4 && S::empty_frequency == 16);
 }
 
+// ---------------------------------------------------------------------------------------------
+// token_scheme: Token-EBR's four variants (paper 001, section 4)
+
+using token_schemes =
+    ::testing::Types<token_naive<>, token_pass_first<>, token_periodic<>, token_af<>>;
+template <class S>
+class token_scheme : public ::testing::Test {};
+TYPED_TEST_SUITE(token_scheme, token_schemes);
+
+// A thread stalled inside an operation keeps the token: nobody receives it again, so nothing is
+// freed and garbage grows with every retire.
+TYPED_TEST(token_scheme, garbage_grows_while_a_thread_stalls_in_an_operation) {
+  check_garbage_grows_while_a_thread_stalls<TypeParam>();
+}
+
+// The paper's ring needs every thread to start operations; ours skips a thread between operations
+// and a record whose thread exited, so one live thread alone keeps reclaiming.
+TYPED_TEST(token_scheme, an_idle_or_exited_thread_does_not_stall_the_ring) {
+  using S = TypeParam;
+  std::atomic<long> destroyed{0};
+  typename S::domain domain;
+  gate used, may_exit;
+  std::thread idler([&] {
+    empty_operation<S>(domain);
+    used.open();
+    may_exit.wait();  // alive, between operations
+  });
+  used.wait();
+  const long exited_retires = 10;
+  std::thread([&] { retire_many<S>(domain, destroyed, exited_retires); }).join();
+  const long n = scaled(2000);
+  retire_many<S>(domain, destroyed, n);
+  EXPECT_TRUE(eventually([&] {
+    empty_operation<S>(domain);
+    return destroyed.load() == n + exited_retires;
+  })) << "freed " << destroyed.load() << " of " << n + exited_retires;
+  auto s = domain.stats();
+  EXPECT_EQ(s.threads, 2u);
+  EXPECT_GT(s.epochs, 2u) << "the token stopped going round";
+  may_exit.open();
+  idler.join();
+}
+
+// Exactly one token: whatever threads did, once none is inside an operation the token rests in
+// exactly one place (parked, or waiting on a record), and it still goes round.
+TYPED_TEST(token_scheme, one_token_circulates_while_threads_come_and_go) {
+  using S = TypeParam;
+  std::atomic<long> destroyed{0};
+  typename S::domain domain;
+  EXPECT_EQ(domain.tokens_at_rest(), 1u) << "a new domain starts with the token parked";
+  std::atomic<bool> stop{false};
+  std::vector<std::thread> workers;
+  for (int t = 0; t < 3; ++t)
+    workers.emplace_back([&] {
+      while (!stop.load(std::memory_order_relaxed)) retire_one<S>(domain, destroyed);
+    });
+  const auto end = std::chrono::steady_clock::now() + stress_time();
+  int visitors = 0;
+  while (std::chrono::steady_clock::now() < end) {
+    std::thread([&] { retire_many<S>(domain, destroyed, 20); }).join();
+    ++visitors;
+  }
+  stop = true;
+  for (auto& t : workers) t.join();
+  EXPECT_EQ(domain.tokens_at_rest(), 1u) << "after " << visitors << " threads came and went";
+  const std::uint64_t rounds = domain.stats().epochs;
+  for (int i = 0; i < 10; ++i) empty_operation<S>(domain);
+  EXPECT_GT(domain.stats().epochs, rounds) << "the token was lost";
+  EXPECT_EQ(domain.tokens_at_rest(), 1u);
+}
+
+// A deleter that frees slowly and notes the completed rounds (stats().epochs) at the first and the
+// last free of a batch of `batch` nodes.
+template <class S>
+struct slow_free_probe {
+  static inline typename S::domain* domain = nullptr;
+  static inline long batch = 0;
+  static inline long calls = 0;  // the freeing thread's only
+  static inline std::uint64_t rounds_at_first = 0, rounds_at_last = 0;
+
+  static void slow_delete(tracked<S>* node) {
+    ++calls;
+    if (calls == 1) rounds_at_first = domain->stats().epochs;
+    std::this_thread::sleep_for(std::chrono::microseconds(20));
+    if (calls == batch) rounds_at_last = domain->stats().epochs;
+    delete node;
+  }
+};
+
+// Rounds the token completes while one thread frees a bag of 1000 slow nodes in one batch, with a
+// second thread running operations all along.
+template <class S>
+std::uint64_t rounds_while_a_large_bag_is_freed() {
+  using probe = slow_free_probe<S>;
+  std::atomic<long> destroyed{0};
+  typename S::domain domain;
+  probe::domain = &domain;
+  probe::batch = 1000;
+  probe::calls = 0;
+  std::atomic<bool> stop{false};
+  gate running;
+  std::thread worker([&] {
+    empty_operation<S>(domain);
+    running.open();
+    while (!stop.load(std::memory_order_relaxed)) empty_operation<S>(domain);
+  });
+  running.wait();
+  std::thread freer([&] {
+    {
+      typename S::guard g(domain);
+      for (long i = 0; i < probe::batch; ++i)
+        g.template retire<&probe::slow_delete>(new tracked<S>(destroyed));
+    }
+    // The bag is freed inside one operation, on the second receipt after the retires.
+    while (probe::calls < probe::batch) empty_operation<S>(domain);
+  });
+  freer.join();
+  stop = true;
+  worker.join();
+  EXPECT_EQ(destroyed.load(), probe::batch);
+  return probe::rounds_at_last - probe::rounds_at_first;
+}
+
+// The periodic variant looks for the token every 100 frees and passes it on at once, so the ring
+// keeps going round while the bag is freed; the check really runs between frees.
+TEST(token_scheme, periodic_passes_the_token_on_while_it_frees_a_large_bag) {
+  static_assert(token_periodic<>::frees_per_check == 100);
+  std::uint64_t rounds = rounds_while_a_large_bag_is_freed<token_periodic<>>();
+  EXPECT_GE(rounds, 3u) << "the token stopped at the freeing thread (10 checks in the batch)";
+}
+
+// Pass-first hands the token on before freeing, but when it comes back during the batch it waits
+// until the batch is done (the paper's garbage pile-up); naive frees with the token in hand.
+TEST(token_scheme, pass_first_and_naive_hold_the_token_while_they_free) {
+  EXPECT_LE(rounds_while_a_large_bag_is_freed<token_pass_first<>>(), 1u);
+  EXPECT_EQ(rounds_while_a_large_bag_is_freed<token_naive<>>(), 0u);
+}
+
+// token_af: a safe bag goes to the freeable list; each operation frees K of it.
+template <class S>
+void check_frees_k_per_operation(long k) {
+  std::atomic<long> destroyed{0};
+  typename S::domain domain;
+  {
+    typename S::guard g(domain);
+    for (int i = 0; i < 100; ++i) g.retire(new tracked<S>(destroyed));
+  }
+  ASSERT_TRUE(eventually([&] {
+    empty_operation<S>(domain);
+    return destroyed.load() > 0;
+  }));
+  EXPECT_EQ(destroyed.load(), k) << "the operation that found the bag safe";
+  for (long i = 2; i <= 10; ++i) {
+    empty_operation<S>(domain);
+    EXPECT_EQ(destroyed.load(), i * k) << "after operation " << i;
+  }
+  EXPECT_EQ(domain.stats().freed, static_cast<std::uint64_t>(10 * k));
+  EXPECT_EQ(domain.stats().pending, static_cast<std::uint64_t>(100 - 10 * k));
+}
+
+TEST(token_scheme, token_af_frees_k_objects_per_operation) {
+  static_assert(std::is_same_v<token_af<>, token_pass_first<reclaim::amortized_free<1>>>);
+  check_frees_k_per_operation<token_af<>>(1);
+  check_frees_k_per_operation<token_pass_first<reclaim::amortized_free<4>>>(4);
+}
+
+TEST(token_scheme, variants_are_named_as_in_the_lab) {
+  EXPECT_EQ(token_naive<>::name, "token_naive");
+  EXPECT_EQ(token_pass_first<>::name, "token_pass_first");
+  EXPECT_EQ(token_periodic<>::name, "token_periodic");
+  EXPECT_EQ(token_af<>::name, "token_af");
+  static_assert(token_periodic<reclaim::token_check_every<10>>::frees_per_check == 10);
+  static_assert(token_pass_first<>::frees_per_check == 0);
+  static_assert(reclaim::scheme<token_af<>> && !token_af<>::bounds_garbage &&
+                token_af<>::family == reclaim::family::epoch &&
+                token_af<>::needs == reclaim::needs_nothing);
+}
+
 // The scheme concept and each scheme's declarations.
 TEST(scheme_declarations, every_scheme_satisfies_the_concept_and_declares_itself) {
   static_assert(reclaim::scheme<none>);
@@ -1103,6 +1300,16 @@ TEST(scheme_declarations, every_scheme_satisfies_the_concept_and_declares_itself
   EXPECT_EQ(rcu<>::name, "rcu");
   static_assert(!reclaim::scheme<int>);
   static_assert(hp<>::bounds_garbage && !debra<>::bounds_garbage && !none::bounds_garbage);
+  // hp's bound holds only with a free policy that keeps nothing safe waiting: an amortized policy
+  // lets the freeable list grow when the retire rate exceeds its K (or adaptive_free's Max).
+  static_assert(reclaim::batch_free::bounded && !reclaim::amortized_free<1>::bounded &&
+                !reclaim::amortized_free<64>::bounded && !reclaim::adaptive_free::bounded);
+  static_assert(hp<reclaim::slots<8>, reclaim::batch_free>::bounds_garbage &&
+                !hp<reclaim::amortized_free<1>>::bounds_garbage &&
+                !hp<reclaim::slots<8>, reclaim::amortized_free<4>>::bounds_garbage &&
+                !hp<reclaim::adaptive_free>::bounds_garbage);
+  static_assert(!debra<reclaim::batch_free>::bounds_garbage &&
+                !debra<reclaim::amortized_free<1>>::bounds_garbage);
   static_assert(hp<>::family == reclaim::family::pointer);
   static_assert(debra<>::family == reclaim::family::epoch);
   static_assert(none::family == reclaim::family::none);

@@ -1,0 +1,170 @@
+// The container test suite shared by the per-container test files: helpers (the stress driver and
+// the reclamation-counter checks) and the typed tests every (container, scheme) pair runs. Each
+// ds_<container>_test.cpp instantiates the suite for its container's schemes, so the pairs compile
+// in parallel translation units instead of one giant one.
+#pragma once
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <set>
+#include <thread>
+#include <vector>
+
+#include "test_support.hpp"
+
+namespace reclaim_test::containers {
+
+using namespace reclaim_test;
+using reclaim::debra;
+using reclaim::ebr;
+using reclaim::hp;
+using reclaim::nbr;
+using reclaim::nbr_plus;
+using reclaim::ner;
+using reclaim::none;
+using reclaim::qsbr;
+using reclaim::rcu;
+using reclaim::token_af;
+using reclaim::token_naive;
+using reclaim::token_pass_first;
+using reclaim::token_periodic;
+using reclaim::ds::dgt_bst;
+using reclaim::ds::harris_list;
+using reclaim::ds::hm_hashmap;
+using reclaim::ds::hm_list;
+using reclaim::ds::hm_list_restart;
+using reclaim::ds::lazy_list;
+
+// Nodes one successful erase retires: the key's node, and in an external tree its parent router.
+template <class C>
+constexpr std::uint64_t retired_per_erase = 1;
+template <class S>
+constexpr std::uint64_t retired_per_erase<dgt_bst<S>> = 2;
+
+template <class C>
+struct scheme_of;
+template <template <class> class DS, class S>
+struct scheme_of<DS<S>> {
+  using type = S;
+};
+
+
+// ---------------------------------------------------------------------------------------------
+// 11: concurrent stress
+
+struct tally {
+  std::int64_t sum = 0;     // keys inserted minus keys erased, by this thread's successful calls
+  std::int64_t count = 0;   // successful inserts minus successful erases
+  std::uint64_t erases = 0; // successful erases
+  std::uint64_t ops = 0;
+};
+
+template <class C>
+void check_reclamation_counters(typename C::domain_type& domain, std::uint64_t erases,
+                                std::uint64_t records) {
+  using S = typename scheme_of<C>::type;
+  const std::uint64_t retired = erases * retired_per_erase<C>;
+  auto s = domain.stats();
+  EXPECT_EQ(s.retired, retired) << "each successful erase retires its node(s) exactly once";
+  EXPECT_LE(s.freed, s.retired);
+  EXPECT_EQ(s.freed + s.pending, s.retired);
+  EXPECT_GE(s.pending_peak, s.pending);
+  // The workers exited: only the main thread may still hold a record (none registers a thread
+  // only when it retires, which the main thread never did here).
+  EXPECT_EQ(s.threads, S::family == reclaim::family::none ? 0u : 1u);
+  if constexpr (S::family == reclaim::family::pointer) {
+    // Hazard pointers bound garbage: no record holds more than R + H retired nodes.
+    const std::uint64_t per_record = domain.scan_threshold() + S::slot_count * records;
+    EXPECT_LE(s.pending, records * per_record);
+  }
+  if constexpr (S::family == reclaim::family::neutralization && S::bounds_garbage) {
+    // nbr bounds garbage: no bag holds more than max(threshold, R x records + 1) nodes.
+    const std::uint64_t per_record =
+        std::max<std::uint64_t>(S::threshold, S::reservation_count * records + 1);
+    EXPECT_LE(s.pending, records * per_record);
+  }
+  if constexpr (requires { S::empty_frequency; }) {
+    // rcu moves its epoch and scans only on retires: the one live thread retires fillers until
+    // everything the workers retired is freed (the fillers' own garbage may stay pending). The
+    // counter outlives the domain, which destroys the fillers still pending.
+    static std::atomic<long> fillers_destroyed{0};
+    const long before = fillers_destroyed.load();
+    EXPECT_TRUE(eventually([&] {
+      retire_one<S>(domain, fillers_destroyed);
+      auto now = domain.stats();
+      return now.freed == retired + static_cast<std::uint64_t>(fillers_destroyed.load() - before);
+    })) << "garbage left by exited threads was never freed";
+  } else if constexpr (S::family == reclaim::family::epoch) {
+    // With the workers gone, operations of the one live thread free everything, orphans included.
+    EXPECT_TRUE(eventually([&] {
+      { typename S::guard g(domain); }
+      auto now = domain.stats();
+      return now.freed == now.retired;
+    })) << "garbage left by exited threads was never freed";
+  }
+}
+
+// Extra arguments go to the container's constructor after the domain (hm_hashmap's bucket count).
+template <class C, class... Args>
+void run_stress(int thread_count, std::int64_t keys, Args... container_args) {
+  typename C::domain_type domain;
+  C set(domain, container_args...);
+  tally total;
+  rng seed_rng(static_cast<std::uint64_t>(keys * 31 + thread_count));
+  for (std::int64_t k = 0; k < keys; ++k) {
+    if (seed_rng.below(2) && set.insert(k)) {
+      total.sum += k;
+      ++total.count;
+    }
+  }
+  std::vector<tally> tallies(static_cast<std::size_t>(thread_count));
+  std::atomic<bool> stop{false};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < thread_count; ++t)
+    threads.emplace_back([&, t] {
+      rng r(static_cast<std::uint64_t>(t) + 1);
+      tally mine;
+      // At least a few operations each, even if the machine is so busy that a worker starts late.
+      while (!stop.load(std::memory_order_relaxed) || mine.ops < 200) {
+        const auto key = static_cast<std::int64_t>(r.below(static_cast<std::uint64_t>(keys)));
+        const auto op = r.below(10);
+        if (op < 4) {
+          if (set.insert(key)) {
+            mine.sum += key;
+            ++mine.count;
+          }
+        } else if (op < 8) {
+          if (set.erase(key)) {
+            mine.sum -= key;
+            --mine.count;
+            ++mine.erases;
+          }
+        } else {
+          set.contains(key);
+        }
+        ++mine.ops;
+      }
+      tallies[static_cast<std::size_t>(t)] = mine;
+    });
+  std::this_thread::sleep_for(stress_time());
+  stop = true;
+  for (auto& th : threads) th.join();
+  for (const tally& m : tallies) {
+    EXPECT_GT(m.ops, 0u) << "a worker never ran";
+    total.sum += m.sum;
+    total.count += m.count;
+    total.erases += m.erases;
+    total.ops += m.ops;
+  }
+  EXPECT_TRUE(set.well_formed());
+  EXPECT_EQ(set.size(), static_cast<std::size_t>(total.count));
+  EXPECT_EQ(set.key_sum(), total.sum);
+  EXPECT_GT(total.erases, 0u);
+  check_reclamation_counters<C>(domain, total.erases, static_cast<std::uint64_t>(thread_count + 1));
+  ::testing::Test::RecordProperty("ops", std::to_string(total.ops));
+}
+
+}  // namespace reclaim_test::containers

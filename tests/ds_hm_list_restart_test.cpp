@@ -1,0 +1,20 @@
+// hm_list_restart under every scheme that can protect it, through the typed container suite. Schemes whose
+// machinery other containers already exercise in every variant run here in one representative
+// variant each; a pair that cannot be protected would not compile (protects<Scheme, Container>).
+#include "container_typed_tests.hpp"
+
+namespace reclaim_test::containers {
+
+using hm_list_restart_pairs = ::testing::Types<
+    hm_list_restart<none>,
+    hm_list_restart<debra<>>,
+    hm_list_restart<hp<>>,
+    hm_list_restart<rcu<>>,
+    hm_list_restart<token_af<>>,
+    hm_list_restart<nbr<>>,
+    hm_list_restart<nbr_plus<>>,
+    hm_list_restart<nbr<reclaim::bag_threshold<64>>>,
+    hm_list_restart<nbr_plus<reclaim::bag_threshold<64>>>>;
+INSTANTIATE_TYPED_TEST_SUITE_P(hm_list_restart, container, hm_list_restart_pairs);
+
+}  // namespace reclaim_test::containers

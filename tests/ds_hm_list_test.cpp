@@ -1,0 +1,22 @@
+// hm_list under every scheme that can protect it, through the typed container suite. Schemes whose
+// machinery other containers already exercise in every variant run here in one representative
+// variant each; a pair that cannot be protected would not compile (protects<Scheme, Container>).
+#include "container_typed_tests.hpp"
+
+namespace reclaim_test::containers {
+
+using hm_list_pairs = ::testing::Types<
+    hm_list<none>,
+    hm_list<debra<>>,
+    hm_list<hp<>>,
+    hm_list<ebr<>>,
+    hm_list<ner<>>,
+    hm_list<qsbr<>>,
+    hm_list<rcu<>>,
+    hm_list<token_naive<>>,
+    hm_list<token_pass_first<>>,
+    hm_list<token_periodic<>>,
+    hm_list<token_af<>>>;
+INSTANTIATE_TYPED_TEST_SUITE_P(hm_list, container, hm_list_pairs);
+
+}  // namespace reclaim_test::containers

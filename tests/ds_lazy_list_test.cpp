@@ -1,0 +1,26 @@
+// lazy_list under every scheme that can protect it, through the typed container suite. Schemes whose
+// machinery other containers already exercise in every variant run here in one representative
+// variant each; a pair that cannot be protected would not compile (protects<Scheme, Container>).
+#include "container_typed_tests.hpp"
+
+namespace reclaim_test::containers {
+
+using lazy_list_pairs = ::testing::Types<
+    lazy_list<none>,
+    lazy_list<debra<>>,
+    lazy_list<hp<>>,
+    lazy_list<ebr<>>,
+    lazy_list<ner<>>,
+    lazy_list<qsbr<>>,
+    lazy_list<rcu<>>,
+    lazy_list<token_naive<>>,
+    lazy_list<token_pass_first<>>,
+    lazy_list<token_periodic<>>,
+    lazy_list<token_af<>>,
+    lazy_list<nbr<>>,
+    lazy_list<nbr_plus<>>,
+    lazy_list<nbr<reclaim::bag_threshold<64>>>,
+    lazy_list<nbr_plus<reclaim::bag_threshold<64>, reclaim::amortized_free<1>>>>;
+INSTANTIATE_TYPED_TEST_SUITE_P(lazy_list, container, lazy_list_pairs);
+
+}  // namespace reclaim_test::containers
