@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <set>
 #include <thread>
+#include <type_traits>
 #include <vector>
 
 #include "test_support.hpp"
@@ -52,6 +53,33 @@ struct scheme_of<DS<S>> {
 };
 
 
+// Every scheme of the lifecycle torture suite: each base scheme once (nbr with small bags, so that
+// signal rounds happen), and the amortized policy on an epoch and a pointer scheme.
+template <class... S>
+struct scheme_list {};
+using lifecycle_schemes =
+    scheme_list<none, debra<>, hp<>, ebr<>, ner<>, qsbr<>, rcu<>, token_naive<>, token_pass_first<>,
+                token_periodic<>, token_af<>, nbr<reclaim::bag_threshold<64>>,
+                nbr_plus<reclaim::bag_threshold<64>>, debra<reclaim::amortized_free<1>>,
+                hp<reclaim::amortized_free<1>>>;
+
+// ::testing::Types of DS<S> for every S of Schemes that protects DS<S>, from the library's own
+// declarations (reclaim::protects), as the lab derives its applicability matrix.
+template <template <class> class DS, class Schemes, class... Kept>
+struct protected_pairs;
+template <template <class> class DS, class... Kept>
+struct protected_pairs<DS, scheme_list<>, Kept...> {
+  using type = ::testing::Types<Kept...>;
+};
+// Derives from the one branch it takes, so that only that branch is instantiated.
+template <template <class> class DS, class S, class... Rest, class... Kept>
+struct protected_pairs<DS, scheme_list<S, Rest...>, Kept...>
+    : std::conditional_t<reclaim::protects<S, DS<S>>,
+                         protected_pairs<DS, scheme_list<Rest...>, Kept..., DS<S>>,
+                         protected_pairs<DS, scheme_list<Rest...>, Kept...>> {};
+template <template <class> class DS>
+using every_protected_pair = typename protected_pairs<DS, lifecycle_schemes>::type;
+
 // ---------------------------------------------------------------------------------------------
 // 11: concurrent stress
 
@@ -60,6 +88,14 @@ struct tally {
   std::int64_t count = 0;   // successful inserts minus successful erases
   std::uint64_t erases = 0; // successful erases
   std::uint64_t ops = 0;
+
+  tally& operator+=(const tally& t) {
+    sum += t.sum;
+    count += t.count;
+    erases += t.erases;
+    ops += t.ops;
+    return *this;
+  }
 };
 
 template <class C>
@@ -107,6 +143,28 @@ void check_reclamation_counters(typename C::domain_type& domain, std::uint64_t e
   }
 }
 
+// One random operation on a key below `keys` (40% inserts, 40% erases, 20% lookups), tallied.
+template <class C>
+void random_op(C& set, rng& r, std::int64_t keys, tally& mine) {
+  const auto key = static_cast<std::int64_t>(r.below(static_cast<std::uint64_t>(keys)));
+  const auto op = r.below(10);
+  if (op < 4) {
+    if (set.insert(key)) {
+      mine.sum += key;
+      ++mine.count;
+    }
+  } else if (op < 8) {
+    if (set.erase(key)) {
+      mine.sum -= key;
+      --mine.count;
+      ++mine.erases;
+    }
+  } else {
+    set.contains(key);
+  }
+  ++mine.ops;
+}
+
 // Extra arguments go to the container's constructor after the domain (hm_hashmap's bucket count).
 template <class C, class... Args>
 void run_stress(int thread_count, std::int64_t keys, Args... container_args) {
@@ -128,25 +186,7 @@ void run_stress(int thread_count, std::int64_t keys, Args... container_args) {
       rng r(static_cast<std::uint64_t>(t) + 1);
       tally mine;
       // At least a few operations each, even if the machine is so busy that a worker starts late.
-      while (!stop.load(std::memory_order_relaxed) || mine.ops < 200) {
-        const auto key = static_cast<std::int64_t>(r.below(static_cast<std::uint64_t>(keys)));
-        const auto op = r.below(10);
-        if (op < 4) {
-          if (set.insert(key)) {
-            mine.sum += key;
-            ++mine.count;
-          }
-        } else if (op < 8) {
-          if (set.erase(key)) {
-            mine.sum -= key;
-            --mine.count;
-            ++mine.erases;
-          }
-        } else {
-          set.contains(key);
-        }
-        ++mine.ops;
-      }
+      while (!stop.load(std::memory_order_relaxed) || mine.ops < 200) random_op(set, r, keys, mine);
       tallies[static_cast<std::size_t>(t)] = mine;
     });
   std::this_thread::sleep_for(stress_time());
@@ -154,10 +194,7 @@ void run_stress(int thread_count, std::int64_t keys, Args... container_args) {
   for (auto& th : threads) th.join();
   for (const tally& m : tallies) {
     EXPECT_GT(m.ops, 0u) << "a worker never ran";
-    total.sum += m.sum;
-    total.count += m.count;
-    total.erases += m.erases;
-    total.ops += m.ops;
+    total += m;
   }
   EXPECT_TRUE(set.well_formed());
   EXPECT_EQ(set.size(), static_cast<std::size_t>(total.count));

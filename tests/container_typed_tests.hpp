@@ -1,7 +1,8 @@
 // The typed tests every (container, scheme) pair runs: sequential semantics against std::set, and
-// concurrent stress with validation of the final contents and of the reclamation counters. Included
-// by each ds_<container>_test.cpp, which instantiates them for its pairs with
-// INSTANTIATE_TYPED_TEST_SUITE_P.
+// concurrent stress with validation of the final contents and of the reclamation counters; and the
+// container half of the lifecycle torture suite (container_lifecycle), run for every scheme that
+// can protect the container. Included by each ds_<container>_test.cpp, which instantiates them for
+// its pairs with INSTANTIATE_TYPED_TEST_SUITE_P.
 #pragma once
 #include "container_suite.hpp"
 
@@ -151,11 +152,7 @@ TYPED_TEST_P(container, readers_racing_with_erasers_never_see_a_freed_node) {
   EXPECT_EQ(wrong_answers.load(), 0u) << "a lookup of a stable key failed or an absent key was found";
   EXPECT_GT(reads.load(), 0u);
   tally total;
-  for (const tally& m : eraser_tallies) {
-    total.sum += m.sum;
-    total.count += m.count;
-    total.erases += m.erases;
-  }
+  for (const tally& m : eraser_tallies) total += m;
   EXPECT_GT(total.erases, 0u);
   EXPECT_TRUE(set.well_formed());
   EXPECT_EQ(set.size(), static_cast<std::size_t>(stable_count + total.count));
@@ -171,5 +168,181 @@ REGISTER_TYPED_TEST_SUITE_P(container,
                             concurrent_updates_keep_contents_consistent_2_threads_1024_keys,
                             concurrent_updates_keep_contents_consistent_4_threads_1024_keys,
                             readers_racing_with_erasers_never_see_a_freed_node);
+
+// ---------------------------------------------------------------------------------------------
+// 12: thread lifecycles (the container half of the lifecycle torture suite; lifecycle_test.cpp
+// has the scheme half), for every scheme that protects the container (every_protected_pair)
+
+template <class C>
+class container_lifecycle : public ::testing::Test {};
+TYPED_TEST_SUITE_P(container_lifecycle);
+
+// Inserts the even keys below `keys` from the calling thread (which registers it); returns them.
+template <class C>
+tally fill_evens(C& set, std::int64_t keys) {
+  tally t;
+  for (std::int64_t k = 0; k < keys; k += 2) {
+    if (set.insert(k)) {
+      t.sum += k;
+      ++t.count;
+    }
+  }
+  return t;
+}
+
+// Waves of short-lived threads, each running a few random operations and exiting: the contents
+// stay exact, records are reused, and what the threads left behind is freed by whoever comes next.
+TYPED_TEST_P(container_lifecycle, short_lived_threads_keep_contents_exact_and_their_garbage_freed) {
+  using C = TypeParam;
+  typename C::domain_type domain;
+  C set(domain);
+  constexpr std::int64_t keys = 64;
+  tally total = fill_evens(set, keys);
+  // qsbr: a live thread that idles holds the epoch back unless it says so (documented).
+  if constexpr (requires { domain.thread_offline(); }) domain.thread_offline();
+  const long waves = scaled(400);
+  tally tallies[2];
+  for (long w = 0; w < waves; ++w) {
+    std::thread threads[2];
+    for (int t = 0; t < 2; ++t)
+      threads[t] = std::thread([&, t] {
+        rng r(static_cast<std::uint64_t>(2 * w + t + 1));
+        for (int i = 0; i < 16; ++i) random_op(set, r, keys, tallies[t]);
+      });
+    for (auto& th : threads) th.join();
+  }
+  for (const tally& m : tallies) total += m;
+  EXPECT_TRUE(set.well_formed());
+  EXPECT_EQ(set.size(), static_cast<std::size_t>(total.count));
+  EXPECT_EQ(set.key_sum(), total.sum);
+  const reclaim::stats s = domain.stats();
+  EXPECT_LE(s.records, 3u) << "records of exited threads are reused";
+  // Only what the last waves retired may still wait, however many waves ran.
+  using S = typename scheme_of<C>::type;
+  if constexpr (S::family != reclaim::family::none) {
+    EXPECT_LE(s.pending, 32 * 2 * 16 * retired_per_erase<C> + resting_garbage<S>(domain))
+        << "garbage of short-lived threads piles up (retired " << s.retired << ")";
+  }
+  check_reclamation_counters<C>(domain, total.erases, 3);
+}
+
+// Many more threads than cores: every thread is preempted in the middle of operations, often. A
+// fixed number of operations each (not a time), so that the garbage the one live thread frees
+// afterwards is bounded: an amortized policy frees one node per operation of that thread.
+TYPED_TEST_P(container_lifecycle, sixty_four_threads_on_two_cores_keep_contents_consistent) {
+  using C = TypeParam;
+  constexpr int thread_count = 64;
+  constexpr std::int64_t keys = 256;
+  typename C::domain_type domain;
+  C set(domain);
+  tally total = fill_evens(set, keys);
+  const long ops = scaled(1500);
+  std::vector<tally> tallies(thread_count);
+  gate start;
+  std::vector<std::thread> threads;
+  for (int t = 0; t < thread_count; ++t)
+    threads.emplace_back([&, t] {
+      rng r(static_cast<std::uint64_t>(t) + 1);
+      start.wait();
+      for (long i = 0; i < ops; ++i) random_op(set, r, keys, tallies[static_cast<std::size_t>(t)]);
+    });
+  start.open();
+  for (auto& th : threads) th.join();
+  for (const tally& m : tallies) total += m;
+  EXPECT_TRUE(set.well_formed());
+  EXPECT_EQ(set.size(), static_cast<std::size_t>(total.count));
+  EXPECT_EQ(set.key_sum(), total.sum);
+  EXPECT_GT(total.erases, 0u);
+  check_reclamation_counters<C>(domain, total.erases, thread_count + 1);
+}
+
+// What a thread does at exit: its thread_local object, built before its first operation, runs
+// operations from its destructor.
+template <class C>
+struct exit_operations {
+  C* set = nullptr;
+  tally* out = nullptr;
+  std::uint64_t seed = 0;
+  ~exit_operations() {
+    if (!set) return;
+    rng r(seed);
+    for (int i = 0; i < 16; ++i) random_op(*set, r, 64, *out);
+  }
+};
+// Function-local: GCC registers no destructor for a constant-initialized thread_local template.
+template <class C>
+exit_operations<C>& exit_operations_of_this_thread() {
+  thread_local exit_operations<C> ops;
+  return ops;
+}
+
+// Threads hold a protection of a shared node in an outer guard (nbr: a write phase reserving it)
+// and run container operations nested inside it while one of them unlinks and retires the node;
+// then each retires a node whose deleter uses other domains, and exits through a thread_local
+// destructor that runs more operations. The node is never seen damaged, the contents stay exact,
+// and everything retired is accounted for and freed with the domain.
+TYPED_TEST_P(container_lifecycle, thread_exit_and_nested_operations_keep_contents_and_protection) {
+  using C = TypeParam;
+  using S = typename scheme_of<C>::type;
+  constexpr int thread_count = 4;
+  constexpr std::int64_t keys = 64;
+  std::atomic<long> shared_destroyed{0}, exit_nodes_destroyed{0};
+  typename C::domain_type other;  // outlives the domain, whose deleters use it
+  other_domains<S>::other = &other;
+  {
+    typename C::domain_type domain;
+    C set(domain);
+    tally total = fill_evens(set, keys);
+    std::atomic<tracked<S>*> shared{new tracked<S>(shared_destroyed, 42)};
+    const int rounds = static_cast<int>(scaled(40));
+    tally tallies[thread_count], exit_tallies[thread_count];
+    std::atomic<int> damaged{0};
+    std::vector<std::thread> threads;
+    for (int t = 0; t < thread_count; ++t)
+      threads.emplace_back([&, t] {
+        exit_operations<C>& at_exit = exit_operations_of_this_thread<C>();
+        at_exit.set = &set;  // built before the thread's first operation
+        at_exit.out = &exit_tallies[t];
+        at_exit.seed = static_cast<std::uint64_t>(t) + 100;
+        rng r(static_cast<std::uint64_t>(t) + 1);
+        // One round in a frame of its own: the restart point below never sees the loop change.
+        auto hold_and_nest = [&](bool retire_shared) {
+          typename C::guard_type g(domain);
+          RECLAIM_READ_PHASE(g);
+          tracked<S>* p = g.protect(shared, 0);
+          g.write_phase(p);
+          for (int i = 0; i < 8; ++i) random_op(set, r, keys, tallies[t]);
+          if (retire_shared) g.retire(shared.exchange(nullptr));
+          if (p && p->payload != 42) damaged.fetch_add(1);
+        };
+        for (int round = 0; round < rounds; ++round) hold_and_nest(t == 0 && round == rounds / 2);
+        typename C::guard_type g(domain);
+        g.template retire<&deleter_using_other_domains<S>>(new tracked<S>(exit_nodes_destroyed));
+      });
+    for (auto& th : threads) th.join();
+    EXPECT_EQ(damaged.load(), 0) << "a node was freed while an outer guard protected it";
+    for (int t = 0; t < thread_count; ++t) {
+      total += tallies[t];
+      total += exit_tallies[t];
+      EXPECT_EQ(exit_tallies[t].ops, 16u)
+          << "thread " << t << "'s thread_local destructor did not run";
+    }
+    EXPECT_TRUE(set.well_formed());
+    EXPECT_EQ(set.size(), static_cast<std::size_t>(total.count));
+    EXPECT_EQ(set.key_sum(), total.sum);
+    const reclaim::stats s = domain.stats();
+    EXPECT_EQ(s.retired, total.erases * retired_per_erase<C> + 1 + thread_count);
+    EXPECT_EQ(s.freed + s.pending, s.retired);
+    EXPECT_EQ(s.threads, S::family == reclaim::family::none ? 0u : 1u)
+        << "records taken again by thread_local destructors were not released";
+  }
+  EXPECT_EQ(shared_destroyed.load(), 1);
+  EXPECT_EQ(exit_nodes_destroyed.load(), thread_count);
+}
+
+REGISTER_TYPED_TEST_SUITE_P(container_lifecycle,
+                            short_lived_threads_keep_contents_exact_and_their_garbage_freed,
+                            sixty_four_threads_on_two_cores_keep_contents_consistent,
+                            thread_exit_and_nested_operations_keep_contents_and_protection);
 
 }  // namespace reclaim_test::containers

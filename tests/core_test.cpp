@@ -16,6 +16,7 @@
 namespace {
 
 using namespace reclaim_test;
+using reclaim::core::orphan_headers;
 using reclaim::core::orphanage;
 using reclaim::core::retired_hook;
 using reclaim::core::retired_list;
@@ -226,34 +227,76 @@ TEST(retired_list, moving_leaves_the_source_empty) {
 // ---------------------------------------------------------------------------------------------
 // orphanage
 
+// Gives `list` with `stamp`, in a header reserved for it, as a record does at thread exit.
+void give(orphanage& o, retired_list&& list, std::uint64_t stamp = 0) {
+  orphan_headers headers;
+  headers.reserve(1);
+  o.give(std::move(list), stamp, headers);
+}
+
 TEST(orphanage, take_all_returns_everything_given) {
   std::atomic<int> destroyed{0};
   orphanage o;
   EXPECT_TRUE(o.empty());
   EXPECT_TRUE(o.take_all().empty());
-  retired_list nothing;
-  o.give(std::move(nothing));
-  EXPECT_TRUE(o.empty());
+  give(o, retired_list{});
+  EXPECT_TRUE(o.empty()) << "an empty list is not handed over";
   for (int i = 0; i < 3; ++i) {
     retired_list l = make_list(10 * i, i + 1, destroyed);
-    o.give(std::move(l));
+    give(o, std::move(l));
     EXPECT_TRUE(l.empty()) << "give() must take the list";
   }
   EXPECT_FALSE(o.empty());
   retired_list all = o.take_all();
   EXPECT_TRUE(o.empty());
+  EXPECT_EQ(all.size(), 6u) << "the batches' sizes add up without walking the nodes";
   auto ids = ids_of(all);
   std::sort(ids.begin(), ids.end());
   EXPECT_EQ(ids, (std::vector<int>{0, 10, 11, 20, 21, 22}));
   EXPECT_EQ(all.destroy_all(), 6u);
 }
 
+TEST(orphanage, handing_over_uses_the_headers_reserved_beforehand) {
+  std::atomic<int> destroyed{0};
+  orphanage o;
+  orphan_headers headers;
+  headers.reserve(2);
+  headers.reserve(2);  // already there: nothing more
+  o.give(make_list(0, 2, destroyed), 1, headers);
+  o.give(make_list(2, 2, destroyed), 2, headers);
+  EXPECT_EQ(headers.take(), nullptr) << "two batches, two headers";
+  EXPECT_EQ(o.take_all().destroy_all(), 4u);
+}
+
+TEST(orphanage, take_if_takes_the_safe_batches_and_keeps_the_others_with_their_stamps) {
+  std::atomic<int> destroyed{0};
+  orphanage o;
+  for (int stamp = 1; stamp <= 5; ++stamp) give(o, make_list(10 * stamp, stamp, destroyed), stamp);
+  retired_list old = o.take_if([](std::uint64_t stamp) { return stamp <= 2; });
+  auto ids = ids_of(old);
+  std::sort(ids.begin(), ids.end());
+  EXPECT_EQ(ids, (std::vector<int>{10, 20, 21}));
+  EXPECT_FALSE(o.empty());
+  // The others came back unchanged: the same predicate takes nothing more, a later one the rest.
+  EXPECT_TRUE(o.take_if([](std::uint64_t stamp) { return stamp <= 2; }).empty());
+  std::vector<std::uint64_t> stamps_seen;
+  retired_list rest = o.take_if([&](std::uint64_t stamp) {
+    stamps_seen.push_back(stamp);
+    return true;
+  });
+  std::sort(stamps_seen.begin(), stamps_seen.end());
+  EXPECT_EQ(stamps_seen, (std::vector<std::uint64_t>{3, 4, 5}));
+  EXPECT_EQ(rest.size(), 12u);
+  EXPECT_TRUE(o.empty());
+  EXPECT_EQ(old.destroy_all() + rest.destroy_all(), 15u);
+}
+
 TEST(orphanage, destruction_frees_what_was_never_taken) {
   std::atomic<int> destroyed{0};
   {
     orphanage o;
-    o.give(make_list(0, 7, destroyed));
-    o.give(make_list(7, 3, destroyed));
+    give(o, make_list(0, 7, destroyed));
+    give(o, make_list(7, 3, destroyed), 9);
   }
   EXPECT_EQ(destroyed.load(), 10);
 }
@@ -271,8 +314,9 @@ TEST(orphanage, concurrent_give_and_take_lose_nothing) {
   std::atomic<bool> giving_done{false};
   std::atomic<long> taken{0};
 
-  auto take = [&] {
-    retired_list got = o.take_all();
+  // Takes the batches of even stamps only, or all of them: the odd ones keep going back.
+  auto take = [&](bool all) {
+    retired_list got = o.take_if([all](std::uint64_t stamp) { return all || stamp % 2 == 0; });
     for (retired_hook* h = got.head(); h; h = h->next_retired) seen[id_of(h)].fetch_add(1);
     taken += static_cast<long>(got.size());
     got.destroy_all();
@@ -281,20 +325,22 @@ TEST(orphanage, concurrent_give_and_take_lose_nothing) {
   for (int g = 0; g < givers; ++g)
     threads.emplace_back([&, g] {
       rng r(static_cast<std::uint64_t>(g) + 7);
+      orphan_headers headers;
       for (int i = 0; i < lists_per_giver; ++i) {
         int len = 1 + static_cast<int>(r.below(max_list));
         int base = (g * lists_per_giver + i) * max_list;
-        o.give(make_list(base, len, destroyed));
+        headers.reserve(1);
+        o.give(make_list(base, len, destroyed), static_cast<std::uint64_t>(i), headers);
         given += len;
       }
     });
   std::thread taker([&] {
-    while (!giving_done.load()) take();
+    while (!giving_done.load()) take(false);
   });
   for (auto& t : threads) t.join();
   giving_done = true;
   taker.join();
-  take();
+  take(true);
   EXPECT_TRUE(o.empty());
   EXPECT_EQ(taken.load(), given.load());
   EXPECT_EQ(destroyed.load(), given.load());

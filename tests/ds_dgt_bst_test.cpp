@@ -17,5 +17,7 @@ using dgt_bst_pairs = ::testing::Types<
     dgt_bst<nbr<reclaim::bag_threshold<64>>>,
     dgt_bst<nbr_plus<reclaim::bag_threshold<64>>>>;
 INSTANTIATE_TYPED_TEST_SUITE_P(dgt_bst, container, dgt_bst_pairs);
+INSTANTIATE_TYPED_TEST_SUITE_P(dgt_bst, container_lifecycle,
+                               every_protected_pair<dgt_bst>);
 
 }  // namespace reclaim_test::containers

@@ -16,5 +16,7 @@ using harris_list_pairs = ::testing::Types<
     harris_list<nbr<reclaim::bag_threshold<64>>>,
     harris_list<nbr_plus<reclaim::bag_threshold<64>>>>;
 INSTANTIATE_TYPED_TEST_SUITE_P(harris_list, container, harris_list_pairs);
+INSTANTIATE_TYPED_TEST_SUITE_P(harris_list, container_lifecycle,
+                               every_protected_pair<harris_list>);
 
 }  // namespace reclaim_test::containers

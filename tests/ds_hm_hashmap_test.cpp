@@ -17,5 +17,7 @@ using hm_hashmap_pairs = ::testing::Types<
     hm_hashmap<token_af<>>,
     hm_hashmap<debra<reclaim::amortized_free<1>>>>;
 INSTANTIATE_TYPED_TEST_SUITE_P(hm_hashmap, container, hm_hashmap_pairs);
+INSTANTIATE_TYPED_TEST_SUITE_P(hm_hashmap, container_lifecycle,
+                               every_protected_pair<hm_hashmap>);
 
 }  // namespace reclaim_test::containers

@@ -18,5 +18,7 @@ using hm_list_pairs = ::testing::Types<
     hm_list<token_periodic<>>,
     hm_list<token_af<>>>;
 INSTANTIATE_TYPED_TEST_SUITE_P(hm_list, container, hm_list_pairs);
+INSTANTIATE_TYPED_TEST_SUITE_P(hm_list, container_lifecycle,
+                               every_protected_pair<hm_list>);
 
 }  // namespace reclaim_test::containers

@@ -316,6 +316,57 @@ TYPED_TEST(nbr_family, garbage_of_exited_threads_stays_bounded) {
   EXPECT_LE(max_pending, 2 * S::threshold);
 }
 
+// A guard of domain A, in a write phase, runs an operation on domain B (nesting across domains);
+// when that operation ends, the thread's neutralizable phase is A's again: a later read phase of
+// the outer guard is restarted by A's reclaimers, who would otherwise wait until it ended on its
+// own. The reader here never ends on its own until told to.
+TYPED_TEST(nbr_family, an_outer_guard_is_neutralizable_after_an_operation_nested_on_another_domain) {
+  using S = TypeParam;
+  std::atomic<long> victim_destroyed{0}, fillers{0};
+  typename S::domain a, b;
+  reclaim::ds::lazy_list<S> list_on_b(b);
+  std::atomic<tracked<S>*> shared{new tracked<S>(victim_destroyed, 42)};
+  std::atomic<long> read_phases{0};
+  std::atomic<bool> stop{false}, left_after_unlink{false};
+  gate reading;
+  std::thread reader([&] {
+    typename S::guard g(a);
+    RECLAIM_READ_PHASE(g);
+    g.write_phase();
+    list_on_b.insert(1);  // a whole operation of another domain, nested in A's write phase
+    list_on_b.erase(1);
+    RECLAIM_READ_PHASE(g);
+    read_phases.fetch_add(1);
+    tracked<S>* p = g.protect(shared, 0);
+    if (p == nullptr) {
+      left_after_unlink.store(true);
+      return;
+    }
+    reading.open();
+    while (!stop.load(std::memory_order_relaxed)) {
+    }
+  });
+  reading.wait();
+  // Reclaim on A in a thread of its own, so that a reclaimer that waits for ever is noticed.
+  std::atomic<bool> reclaimed{false};
+  std::thread reclaimer([&] {
+    {
+      typename S::guard g(a);
+      g.retire(shared.exchange(nullptr));
+    }
+    retire_many<S>(a, fillers, S::threshold);
+    reclaimed.store(true);
+  });
+  const bool in_time = eventually([&] { return reclaimed.load(); });
+  stop.store(true);  // unblocks a reclaimer that could not neutralize the reader
+  reclaimer.join();
+  reader.join();
+  EXPECT_TRUE(in_time) << "A's reclaimer waited for a read phase it could not neutralize";
+  EXPECT_TRUE(left_after_unlink.load()) << "the read phase was not restarted from its root";
+  EXPECT_EQ(victim_destroyed.load(), 1);
+  EXPECT_GE(a.restarts(), 1u);
+}
+
 // The application keeps its own handler for another signal (SIGUSR1 here), and sees every one of
 // its signals while threads are being neutralized; a domain asked to use a signal that already has
 // a foreign handler refuses, naming the signal and the policy to pick another.

@@ -29,22 +29,6 @@ using reclaim::token_naive;
 using reclaim::token_pass_first;
 using reclaim::token_periodic;
 
-// Every scheme, including the baseline that frees nothing while its domain lives.
-using all_schemes = ::testing::Types<none, debra<>, hp<>, debra<reclaim::check_every<5>>,
-                                     hp<reclaim::slots<8>>, ebr<>, ner<>, qsbr<>, rcu<>,
-                                     token_naive<>, token_pass_first<>, token_periodic<>,
-                                     token_af<>, nbr<reclaim::bag_threshold<64>>,
-                                     nbr_plus<reclaim::bag_threshold<64>>>;
-// Schemes that free while the domain lives.
-using reclaiming_schemes =
-    ::testing::Types<debra<>, hp<>, debra<reclaim::check_every<5>>, hp<reclaim::slots<8>>,
-                     debra<reclaim::amortized_free<1>>, hp<reclaim::amortized_free<1>>, ebr<>,
-                     ner<>, ner<reclaim::advance_every<5>>, qsbr<>, rcu<>,
-                     rcu<reclaim::epoch_freq<4>, reclaim::empty_freq<16>>, token_naive<>,
-                     token_pass_first<>, token_periodic<>, token_af<>,
-                     nbr<reclaim::bag_threshold<64>>, nbr_plus<reclaim::bag_threshold<64>>,
-                     nbr<reclaim::bag_threshold<64>, reclaim::amortized_free<1>>>;
-
 template <class S>
 class every_scheme : public ::testing::Test {};
 TYPED_TEST_SUITE(every_scheme, all_schemes);

@@ -8,6 +8,7 @@
 #include <string>
 #include <thread>
 
+#include <gtest/gtest.h>
 #include <reclaim/reclaim.hpp>
 
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
@@ -33,6 +34,27 @@
 #endif
 
 namespace reclaim_test {
+
+// The scheme lists the typed tests run over: add a scheme here and it runs every promise test.
+// Every scheme, including the baseline that frees nothing while its domain lives.
+using all_schemes =
+    ::testing::Types<reclaim::none, reclaim::debra<>, reclaim::hp<>,
+                     reclaim::debra<reclaim::check_every<5>>, reclaim::hp<reclaim::slots<8>>,
+                     reclaim::ebr<>, reclaim::ner<>, reclaim::qsbr<>, reclaim::rcu<>,
+                     reclaim::token_naive<>, reclaim::token_pass_first<>,
+                     reclaim::token_periodic<>, reclaim::token_af<>,
+                     reclaim::nbr<reclaim::bag_threshold<64>>,
+                     reclaim::nbr_plus<reclaim::bag_threshold<64>>>;
+// Schemes that free while the domain lives.
+using reclaiming_schemes = ::testing::Types<
+    reclaim::debra<>, reclaim::hp<>, reclaim::debra<reclaim::check_every<5>>,
+    reclaim::hp<reclaim::slots<8>>, reclaim::debra<reclaim::amortized_free<1>>,
+    reclaim::hp<reclaim::amortized_free<1>>, reclaim::ebr<>, reclaim::ner<>,
+    reclaim::ner<reclaim::advance_every<5>>, reclaim::qsbr<>, reclaim::rcu<>,
+    reclaim::rcu<reclaim::epoch_freq<4>, reclaim::empty_freq<16>>, reclaim::token_naive<>,
+    reclaim::token_pass_first<>, reclaim::token_periodic<>, reclaim::token_af<>,
+    reclaim::nbr<reclaim::bag_threshold<64>>, reclaim::nbr_plus<reclaim::bag_threshold<64>>,
+    reclaim::nbr<reclaim::bag_threshold<64>, reclaim::amortized_free<1>>>;
 
 inline constexpr bool sanitized = RECLAIM_TEST_SANITIZED != 0;
 inline constexpr bool tsan = RECLAIM_TEST_TSAN != 0;
@@ -96,6 +118,40 @@ void retire_one(typename Scheme::domain& domain, std::atomic<long>& destroyed) {
 template <class Scheme>
 void retire_many(typename Scheme::domain& domain, std::atomic<long>& destroyed, long n) {
   for (long i = 0; i < n; ++i) retire_one<Scheme>(domain, destroyed);
+}
+
+// A deleter that makes its thread's first use of another domain of the scheme, and builds, uses
+// and destroys a third: what a deleter running at thread exit (hp's last scan, an amortized
+// policy's drain) may do without deadlocking. Set `other` before retiring with it.
+template <class Scheme>
+struct other_domains {
+  static inline typename Scheme::domain* other = nullptr;
+  static inline std::atomic<long> deleter_runs{0};
+};
+template <class Scheme>
+void deleter_using_other_domains(tracked<Scheme>* node) {
+  {
+    typename Scheme::guard g(*other_domains<Scheme>::other);
+  }
+  {
+    typename Scheme::domain scratch;
+    typename Scheme::guard g(scratch);
+  }
+  other_domains<Scheme>::deleter_runs.fetch_add(1);
+  delete node;
+}
+
+// The garbage a scheme may rightly hold while one thread keeps running operations: what waits for
+// its next scan or signal round, or the last three epochs of that thread's retires.
+template <class Scheme>
+std::uint64_t resting_garbage(const typename Scheme::domain& domain) {
+  const std::uint64_t records = domain.stats().records;
+  if constexpr (Scheme::family == reclaim::family::pointer)
+    return domain.scan_threshold() + Scheme::slot_count * records;
+  else if constexpr (Scheme::family == reclaim::family::neutralization)
+    return Scheme::threshold + Scheme::reservation_count * records;
+  else
+    return 512;
 }
 
 // An operation that retires nothing.

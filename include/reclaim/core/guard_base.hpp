@@ -1,8 +1,11 @@
 // What every scheme's guard offers in the same way: allocation, retire with the default or a custom
-// deleter, and the phase markers that only neutralization-based schemes give a meaning to. A guard
-// derives from guard_base<itself> and implements retire_hook(), which takes a node already tagged
-// with its deleter; a scheme that stamps nodes at allocation hides create() with its own.
+// deleter, the phase markers that only neutralization-based schemes give a meaning to, and (debug
+// builds) the check that a guard is used only by the thread that made it. A guard derives from
+// guard_base<itself> and implements retire_hook(), which takes a node already tagged with its
+// deleter; a scheme that stamps nodes at allocation hides create() with its own.
 #pragma once
+#include <cassert>
+#include <thread>
 #include <utility>
 
 #include "retired.hpp"
@@ -19,17 +22,34 @@ class guard_base {
 
   template <class T>
   void retire(T* node) {
+    check_owner();
     self().retire_hook(to_retired(node));
   }
   // Deleter: a function `void(T*)`, e.g. retire<&pool_free>(node).
   template <auto Deleter, class T>
   void retire(T* node) {
+    check_owner();
     self().retire_hook(to_retired<Deleter>(node));
   }
 
   void begin_read_phase() const noexcept {}
   template <class... Nodes>
   void write_phase(Nodes*...) const noexcept {}
+
+ protected:
+  // A guard belongs to its thread's record: used from another thread, it would publish that
+  // thread's protections in the wrong record, or none at all.
+#ifndef NDEBUG
+  void check_owner() const noexcept {
+    assert(owner_ == std::this_thread::get_id() &&
+           "reclaim: guard used from another thread than the one that made it");
+  }
+
+ private:
+  std::thread::id owner_ = std::this_thread::get_id();
+#else
+  void check_owner() const noexcept {}
+#endif
 
  private:
   Guard& self() noexcept { return static_cast<Guard&>(*this); }

@@ -15,13 +15,30 @@ namespace reclaim::core {
 // this block starts on its own cache line so the owner's writes do not disturb those readers.
 template <class FreePolicy>
 struct thread_record : record_base {
+  // Batches of garbage the record hands over when its thread exits (orphanage::give); a scheme
+  // with more lists than one says so.
+  static constexpr unsigned orphan_batches = 1;
+
   alignas(cache_line) counters ctr;
   pending_gauge::local pending;
   typename FreePolicy::local freeing;
-  unsigned depth = 0;  // guards nest; only the outermost begins and ends the operation
+  // Guards open on this record now: guards nest, and only the outermost begins and ends the
+  // operation. Written by the owner only (a relaxed load and store, no RMW); atomic so that a
+  // domain being destroyed can check, in debug builds, that no guard is held.
+  std::atomic<unsigned> depth{0};
 
-  bool enter() noexcept { return depth++ == 0; }
-  bool leave() noexcept { return --depth == 0; }
+  // Opens a guard; returns its nesting level (0: the outermost).
+  unsigned enter() noexcept {
+    const unsigned level = depth.load(std::memory_order_relaxed);
+    depth.store(level + 1, std::memory_order_relaxed);
+    return level;
+  }
+  // Closes the innermost guard; returns whether it was the outermost.
+  bool leave() noexcept {
+    const unsigned level = depth.load(std::memory_order_relaxed) - 1;
+    depth.store(level, std::memory_order_relaxed);
+    return level == 0;
+  }
 
   void count_retired(pending_gauge& gauge) noexcept {
     counters::add(ctr.retired, 1);

@@ -14,13 +14,17 @@ class region_guard : public guard_base<region_guard<Domain>> {
   static constexpr bool validates = false;
 
   explicit region_guard(Domain& d) : domain_(d), record_(d.begin(d.threads_.local())) {}
-  ~region_guard() { domain_.end(record_); }
+  ~region_guard() {
+    this->check_owner();
+    domain_.end(record_);
+  }
   region_guard(const region_guard&) = delete;
   region_guard& operator=(const region_guard&) = delete;
 
   // acquire: pairs with the release store or CAS that published the node.
   template <class P>
   P protect(const std::atomic<P>& src, unsigned /*slot*/) const noexcept {
+    this->check_owner();
     return src.load(std::memory_order_acquire);
   }
 

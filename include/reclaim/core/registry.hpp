@@ -2,14 +2,37 @@
 // thread exits, and reused by later threads. There is no compile-time thread limit: records form a
 // lock-free list that only grows (records are freed with the domain), so a scanner can walk it
 // without any protection of its own.
+//
+// Thread exit. A thread's bindings (which record it holds in which domain) are released by the
+// destructor of a POSIX thread-specific key, not of a C++ thread_local object. glibc runs C++
+// thread_local destructors first and thread-specific destructors after them, so a thread_local
+// object of the application whose destructor runs a container operation, whenever it was
+// constructed, still finds the thread registered; and a use that registers the thread again during
+// that phase sets the key again, so the record it took is released in the next round of
+// destructors. The main thread runs no thread-specific destructors when the process exits: its
+// bindings (plain heap memory, never freed) stay valid for static destructors after main() returns.
+//
+// No lock is held while a domain detaches a record: detaching runs user code (deleters of the
+// garbage a scheme frees on the way out), which may use, create or destroy other domains. The
+// process-wide lock only guards the set of live domains; a domain being destroyed waits for the
+// detaches that had already begun on it.
 #pragma once
+#include <pthread.h>
+
 #include <atomic>
+#include <cassert>
+#include <condition_variable>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
 #include <mutex>
-#include <unordered_set>
+#include <type_traits>
+#include <unordered_map>
 #include <vector>
 
 #include "padding.hpp"
+#include "retired.hpp"
 
 namespace reclaim::core {
 
@@ -17,6 +40,7 @@ namespace reclaim::core {
 struct alignas(cache_line) record_base {
   std::atomic<bool> in_use{true};
   record_base* next_record = nullptr;  // immutable once the record is published
+  orphan_headers headers;              // for the garbage handed over when the owner exits
 };
 
 class registry_base;
@@ -33,26 +57,53 @@ struct binding {
 // with no lazy-initialisation guard: the whole fast path of thread_registry::local().
 inline constinit thread_local binding last_binding{0, nullptr, nullptr};
 
-// Registries alive now, by id. A thread that exits after a domain was destroyed must not touch it;
-// ids are never reused, so a stale binding can never match a new domain that got the same address.
+// All bindings of this thread, on the heap: released by the thread-specific key's destructor.
+struct thread_bindings {
+  std::vector<binding> all;
+};
+inline constinit thread_local thread_bindings* my_bindings = nullptr;
+
+// The registry this thread is detaching from right now (debug builds name a deleter that destroys
+// the domain it runs in, which would otherwise wait for itself for ever).
+inline constinit thread_local const registry_base* detaching_from = nullptr;
+
+// Registries alive now, by id, with the number of detaches in progress on each. A thread that
+// exits after a domain was destroyed must not touch it; ids are never reused, so a stale binding
+// can never match a new domain that got the same address.
 struct live_registries {
   std::mutex mutex;
-  std::unordered_set<std::uint64_t> ids;
-  std::atomic<std::uint64_t> next_id{1};
+  std::condition_variable detach_done;
+  std::unordered_map<std::uint64_t, unsigned> detaching;  // id -> detaches in progress
+  std::uint64_t next_id = 1;
 };
 inline live_registries& live() {
   static auto* registries = new live_registries;  // never destroyed: threads may exit after main
   return *registries;
 }
 
-// All bindings of this thread; its destructor runs at thread exit and detaches each live one.
-struct thread_bindings {
-  std::vector<binding> all;
-  ~thread_bindings();
-};
+void release_thread(void* bindings) noexcept;
+
+// Created once per process, never deleted.
+inline pthread_key_t thread_exit_key() {
+  static const pthread_key_t key = [] {
+    pthread_key_t k;
+    if (pthread_key_create(&k, &release_thread) != 0) {
+      std::fputs("reclaim: pthread_key_create failed: no thread-specific key left\n", stderr);
+      std::abort();
+    }
+    return k;
+  }();
+  return key;
+}
+
+// This thread's bindings, created (and the exit key set) on its first registration.
 inline thread_bindings& bindings() {
-  thread_local thread_bindings b;
-  return b;
+  if (!my_bindings) [[unlikely]] {
+    auto* b = new thread_bindings;
+    pthread_setspecific(thread_exit_key(), b);
+    my_bindings = b;
+  }
+  return *my_bindings;
 }
 
 }  // namespace detail
@@ -63,42 +114,78 @@ class registry_base {
   registry_base& operator=(const registry_base&) = delete;
   std::uint64_t id() const noexcept { return id_; }
 
-  // From here on, exiting threads skip this registry. The owning domain calls it first thing in its
-  // destructor, before any of its members go away; calling it again is harmless.
+  // From here on, exiting threads skip this registry; returns once the detaches already under way
+  // have ended. The owning domain calls it first thing in its destructor, before any of its state
+  // goes away; calling it again is harmless.
   void close() noexcept {
+    assert(detail::detaching_from != this &&
+           "reclaim: a deleter destroyed the domain whose garbage it was freeing at thread exit");
     auto& live = detail::live();
-    std::lock_guard lock(live.mutex);
-    live.ids.erase(id_);
+    std::unique_lock lock(live.mutex);
+    auto it = live.detaching.find(id_);
+    if (it == live.detaching.end()) return;
+    live.detach_done.wait(lock, [&] { return it->second == 0; });
+    live.detaching.erase(it);
   }
 
  protected:
   registry_base() {
     auto& live = detail::live();
     std::lock_guard lock(live.mutex);
-    id_ = live.next_id.fetch_add(1, std::memory_order_relaxed);
-    live.ids.insert(id_);
+    id_ = live.next_id++;
+    live.detaching.emplace(id_, 0);
   }
   ~registry_base() = default;
 
-  // Runs on the exiting thread, under the live-registries lock.
+  // Runs on the exiting thread, with no lock held.
   virtual void detach(record_base* record) noexcept = 0;
 
  private:
-  friend struct detail::thread_bindings;
+  friend void detail::release_thread(void*) noexcept;
+
+  // Thread exit: detaches `b` if its registry is still alive. The registry cannot close while the
+  // count of detaches in progress is raised.
+  static void detach_if_live(const detail::binding& b) noexcept {
+    auto& live = detail::live();
+    {
+      std::lock_guard lock(live.mutex);
+      auto it = live.detaching.find(b.registry_id);
+      if (it == live.detaching.end()) return;
+      ++it->second;
+    }
+    detail::detaching_from = b.registry;
+    b.registry->detach(b.record);
+    detail::detaching_from = nullptr;
+    std::lock_guard lock(live.mutex);
+    // Notified under the lock: the closer cannot return, and free the registry, before we let go.
+    if (--live.detaching.at(b.registry_id) == 0) live.detach_done.notify_all();
+  }
+
   std::uint64_t id_ = 0;
 };
 
-inline detail::thread_bindings::~thread_bindings() {
-  auto& live = detail::live();
-  std::lock_guard lock(live.mutex);
-  for (const binding& b : all)
-    if (live.ids.contains(b.registry_id)) b.registry->detach(b.record);
+// The thread-specific key's destructor. Detaching may run deleters that use domains again, binding
+// this thread anew (to another domain, or to a new record of one it was detached from): those
+// bindings are detached in the next pass. The fast path is cleared first, so that a deleter never
+// reaches a record being detached.
+inline void detail::release_thread(void* p) noexcept {
+  auto* mine = static_cast<thread_bindings*>(p);
+  my_bindings = mine;  // pthread cleared the key's value, not ours
+  while (!mine->all.empty()) {
+    std::vector<binding> batch;
+    batch.swap(mine->all);
+    last_binding = binding{0, nullptr, nullptr};
+    for (const binding& b : batch) registry_base::detach_if_live(b);
+  }
   last_binding = binding{0, nullptr, nullptr};
+  my_bindings = nullptr;
+  delete mine;
 }
 
-// The records of one domain. Owner (the scheme's domain) constructs records as Record(owner) and is
-// told when a thread leaves with owner.detach(record): it must hand the record's garbage over and
-// leave the record as a new thread should find it.
+// The records of one domain. Record is default-constructible and declares how many batches of
+// garbage it hands over at exit (Record::orphan_batches). Owner is told when a thread leaves with
+// owner.detach(record): it must hand the record's garbage over and leave the record as a new
+// thread should find it.
 template <class Record, class Owner>
 class thread_registry final : public registry_base {
   static_assert(std::is_base_of_v<record_base, Record>);
@@ -141,7 +228,7 @@ class thread_registry final : public registry_base {
   }
 
  private:
-  Record& local_slow() {
+  [[gnu::noinline]] Record& local_slow() {
     auto& all = detail::bindings().all;
     for (const detail::binding& b : all) {
       if (b.registry_id == id()) {
@@ -150,6 +237,7 @@ class thread_registry final : public registry_base {
       }
     }
     prune_dead_bindings(all);
+    all.reserve(all.size() + 1);  // the push below cannot throw once we hold a record
     detail::binding b{id(), this, acquire_record()};
     all.push_back(b);
     detail::last_binding = b;
@@ -161,26 +249,37 @@ class thread_registry final : public registry_base {
   static void prune_dead_bindings(std::vector<detail::binding>& all) {
     auto& live = detail::live();
     std::lock_guard lock(live.mutex);
-    std::erase_if(all, [&](const detail::binding& b) { return !live.ids.contains(b.registry_id); });
+    std::erase_if(all, [&](const detail::binding& b) {
+      return !live.detaching.contains(b.registry_id);
+    });
   }
 
+  // A free record, or a new one; either way with the headers its owner needs at exit.
   Record* acquire_record() {
     for (Record* r = head(); r; r = next_of(r)) {
       // acquire: pairs with the release store in detach(), so we start from the state the last
       // owner left the record in.
       if (!r->in_use.load(std::memory_order_relaxed) &&
-          !r->in_use.exchange(true, std::memory_order_acquire))
+          !r->in_use.exchange(true, std::memory_order_acquire)) {
+        try {
+          r->headers.reserve(Record::orphan_batches);
+        } catch (...) {
+          r->in_use.store(false, std::memory_order_release);
+          throw;
+        }
         return r;
+      }
     }
-    auto* r = new Record(owner_);
+    auto r = std::make_unique<Record>();
+    r->headers.reserve(Record::orphan_batches);
     Record* first = head_.load(std::memory_order_relaxed);
     do {
       r->next_record = first;
       // release: publishes the constructed record; pairs with the acquire load in head().
-    } while (!head_.compare_exchange_weak(first, r, std::memory_order_release,
+    } while (!head_.compare_exchange_weak(first, r.get(), std::memory_order_release,
                                           std::memory_order_relaxed));
     size_.fetch_add(1, std::memory_order_relaxed);
-    return r;
+    return r.release();
   }
 
   void detach(record_base* record) noexcept override {

@@ -1,8 +1,10 @@
 // Retired nodes: the intrusive link every reclaimable node carries, the per-thread list of retired
-// nodes, and the domain's list of garbage left behind by exited threads.
+// nodes, and the domain's orphanage of garbage left behind by exited threads.
 #pragma once
 #include <atomic>
+#include <cassert>
 #include <cstddef>
+#include <cstdint>
 #include <cstring>
 #include <new>
 #include <utility>
@@ -122,8 +124,50 @@ class retired_list {
   std::size_t size_ = 0;
 };
 
-// Garbage that exited threads left behind, waiting for a live thread to adopt it. A Treiber stack of
-// whole chains; take_all() swaps the head out, so there is no pop and no ABA.
+// A batch of garbage that an exited thread handed over, with its age. `stamp` says when the batch
+// becomes safe, in the scheme's own terms (epoch schemes: the epoch its nodes were retired in;
+// Token-EBR: the token round count read after they were unlinked); schemes whose reclaimers check
+// every node themselves (hazard pointers, neutralization, per-node stamps) ignore it. A batch is
+// never re-stamped: whoever takes it either frees it, splices it into lists that keep each node's
+// age, or gives it back unchanged, so a run of short-lived threads cannot keep garbage young.
+struct orphan_batch {
+  orphan_batch* next = nullptr;
+  retired_list garbage;
+  std::uint64_t stamp = 0;
+};
+
+// The headers a thread needs to hand its garbage over at exit, allocated when it registers (where
+// an allocation may fail with an exception) so that thread exit allocates nothing. Owner only.
+class orphan_headers {
+ public:
+  orphan_headers() = default;
+  orphan_headers(const orphan_headers&) = delete;
+  orphan_headers& operator=(const orphan_headers&) = delete;
+  ~orphan_headers() {
+    while (orphan_batch* b = take()) delete b;
+  }
+
+  // Makes sure `n` headers are at hand; throws std::bad_alloc.
+  void reserve(unsigned n) {
+    for (; count_ < n; ++count_) spares_ = new orphan_batch{spares_, {}, 0};
+  }
+  orphan_batch* take() noexcept {
+    orphan_batch* b = spares_;
+    if (b) {
+      spares_ = b->next;
+      --count_;
+    }
+    return b;
+  }
+
+ private:
+  orphan_batch* spares_ = nullptr;
+  unsigned count_ = 0;
+};
+
+// Garbage that exited threads left behind, as stamped batches: a Treiber stack of batches that is
+// only pushed to and swapped out whole (exchange), so there is no pop and no ABA. Handing a batch
+// over is one CAS; taking them is O(batches), never O(nodes).
 class orphanage {
  public:
   orphanage() = default;
@@ -131,36 +175,59 @@ class orphanage {
   orphanage& operator=(const orphanage&) = delete;
   ~orphanage() { take_all().destroy_all(); }
 
-  void give(retired_list&& list) noexcept {
+  // Hands `list` over with `stamp`, in a header from `headers` (reserved at registration).
+  void give(retired_list&& list, std::uint64_t stamp, orphan_headers& headers) noexcept {
     if (list.empty()) return;
-    retired_hook* head = list.head();
-    retired_hook* tail = list.tail();
-    list = retired_list{};
-    tail->next_retired = head_.load(std::memory_order_relaxed);
-    // release: publishes the chain's links; pairs with the acquire exchange in take_all().
-    while (!head_.compare_exchange_weak(tail->next_retired, head, std::memory_order_release,
-                                        std::memory_order_relaxed)) {
-    }
+    orphan_batch* b = headers.take();
+    assert(b && "reserve the orphan headers a record hands over at exit when it registers");
+    b->garbage = std::move(list);
+    b->stamp = stamp;
+    push(b, b);
   }
 
   bool empty() const noexcept { return head_.load(std::memory_order_relaxed) == nullptr; }
 
+  // Every batch, as one list.
   retired_list take_all() noexcept {
-    // acquire: pairs with the release CAS in give(), so the links we walk are the ones written.
-    retired_hook* head = head_.exchange(nullptr, std::memory_order_acquire);
-    retired_list list;
-    std::size_t n = 0;
-    retired_hook* tail = head;
-    for (retired_hook* node = head; node; node = node->next_retired) {
-      tail = node;
-      ++n;
+    return take_if([](std::uint64_t) { return true; });
+  }
+
+  // The batches whose stamp satisfies `is_safe`, as one list; the others go back as they were.
+  template <class Pred>
+  retired_list take_if(Pred is_safe) noexcept {
+    // acquire: pairs with the release CAS in push(), so the batches and their lists are the ones
+    // written by their givers.
+    orphan_batch* b = head_.exchange(nullptr, std::memory_order_acquire);
+    retired_list taken;
+    orphan_batch *kept = nullptr, *kept_tail = nullptr;
+    while (b) {
+      orphan_batch* next = b->next;
+      if (is_safe(b->stamp)) {
+        taken.splice(std::move(b->garbage));
+        delete b;
+      } else {
+        b->next = kept;
+        kept = b;
+        if (!kept_tail) kept_tail = b;
+      }
+      b = next;
     }
-    list.splice(head, tail, n);
-    return list;
+    if (kept) push(kept, kept_tail);
+    return taken;
   }
 
  private:
-  std::atomic<retired_hook*> head_{nullptr};
+  // Pushes the chain first..last (linked through next) in one CAS.
+  void push(orphan_batch* first, orphan_batch* last) noexcept {
+    last->next = head_.load(std::memory_order_relaxed);
+    // release: publishes the batches (and the lists they carry); pairs with the acquire exchange
+    // in take_if().
+    while (!head_.compare_exchange_weak(last->next, first, std::memory_order_release,
+                                        std::memory_order_relaxed)) {
+    }
+  }
+
+  std::atomic<orphan_batch*> head_{nullptr};
 };
 
 }  // namespace reclaim::core
@@ -169,15 +236,20 @@ namespace reclaim::core {
 
 // Tags a node with how to destroy it and returns its link: the first step of every retire().
 // Deleter is `void(T*)`; the default deletes a node made with `new T(...)`.
+// A node's deleter is null until it is retired (and after its memory is reused for a new node), so
+// a deleter already set means the node was retired before: debug builds name that at once, instead
+// of a crash when the node is destroyed twice.
 template <class T>
 retired_hook* to_retired(T* node) noexcept {
   retired_hook* hook = node;
+  assert(hook->destroy == nullptr && "reclaim: node retired twice");
   hook->destroy = &destroy_node<T>;
   return hook;
 }
 template <auto Deleter, class T>
 retired_hook* to_retired(T* node) noexcept {
   retired_hook* hook = node;
+  assert(hook->destroy == nullptr && "reclaim: node retired twice");
   hook->destroy = &destroy_with<T, Deleter>;
   return hook;
 }

@@ -3,9 +3,9 @@
 // What it is. A global epoch; each thread announces the epoch it saw at the start of an operation,
 // with a quiescent bit that is set between operations. Every k operations a thread checks one other
 // thread's announcement; once it has seen every thread quiescent or caught up with the current
-// epoch, it tries to advance the epoch. A thread retires into one of three limbo bags and rotates
-// bags whenever it sees the epoch change; the bag it rotates into is freed, because it was filled
-// three epoch changes ago (see on_new_epoch() for why three and not two).
+// epoch, it tries to advance the epoch. A thread retires into one of three limbo bags, tagged with
+// the epoch it announced, and frees a bag once it sees the epoch three past the bag's tag (see
+// on_new_epoch() for why three and not two).
 //
 // When to use it. Operations are cheap (one fenced RMW per operation, no per-read cost), so it is a
 // good default for any structure whose operations are short. Garbage is NOT bounded: one thread that
@@ -13,17 +13,20 @@
 //
 // Needs from a container: only the start and end of each operation (the guard).
 // Progress: lock-free operations; reclamation can be blocked by a stalled thread.
-// Differences from the paper: none in the algorithm (DEBRA+ neutralization is not included; see
-// nbr for a neutralizing scheme). Exited threads' bags are adopted by live threads.
+// Differences from the paper: DEBRA+ neutralization is not included (see nbr for a neutralizing
+// scheme). The bags carry their epoch as a tag instead of rotating one bag per epoch change seen, so
+// a thread that missed epochs frees every bag old enough at once, and an exited thread's bags keep
+// their age in the orphanage: any live thread frees them once it sees their tag + 3.
 #pragma once
 #include <atomic>
 #include <cstdint>
 
 #include "../concepts.hpp"
-#include "../core/region_guard.hpp"
+#include "../core/domain.hpp"
 #include "../core/policy.hpp"
-#include "../core/record.hpp"
+#include "../core/region_guard.hpp"
 #include "../free/batch.hpp"
+#include "detail/epoch_bags.hpp"
 
 namespace reclaim {
 
@@ -37,7 +40,7 @@ struct check_every {
 };
 
 template <class... Policies>
-struct debra {
+struct debra : core::scheme_base<debra<Policies...>> {
   using free_policy = core::find_policy_t<free_policy_kind, batch_free, Policies...>;
   static constexpr unsigned check_interval =
       core::find_policy_t<debra_check_kind, check_every<20>, Policies...>::value;
@@ -50,53 +53,46 @@ struct debra {
   static constexpr bool bounds_garbage = false;
   static constexpr unsigned needs = needs_nothing;
 
-  using node_base = core::retired_hook;
   class domain;
   class guard;
-  static domain& default_domain() {
-    static domain d;
-    return d;
-  }
 };
 
-template <class... Policies>
-class debra<Policies...>::domain {
+namespace detail {
+template <class FreePolicy>
+struct debra_record : core::thread_record<FreePolicy> {
   // An announcement is (epoch << 1) | quiescent.
   static constexpr std::uint64_t quiescent_bit = 1;
-  static constexpr unsigned bag_count = 3;
+  static constexpr unsigned orphan_batches = epoch_bags::count;
 
-  struct record : core::thread_record<free_policy> {
-    explicit record(domain&) {}
-    // Read by other threads' checks.
-    alignas(core::cache_line) std::atomic<std::uint64_t> announce{quiescent_bit};
-    // Owner only.
-    alignas(core::cache_line) std::uint64_t seen_epoch = 0;
-    core::retired_list bags[bag_count];
-    unsigned current_bag = 0;
-    unsigned ops_since_check = 0;
-    record* check_cursor = nullptr;  // next record to check; nullptr: start a pass at the head
-  };
+  // Read by other threads' checks.
+  alignas(core::cache_line) std::atomic<std::uint64_t> announce{quiescent_bit};
+  // Owner only.
+  alignas(core::cache_line) std::uint64_t seen_epoch = 0;
+  epoch_bags bags;  // tagged with seen_epoch at retire
+  unsigned ops_since_check = 0;
+  debra_record* check_cursor = nullptr;  // next record to check; nullptr: start a pass at the head
+
+  void destroy_garbage() noexcept { bags.destroy_all(); }
+};
+}  // namespace detail
+
+template <class... Policies>
+class debra<Policies...>::domain
+    : public core::domain_base<domain, detail::debra_record<free_policy>> {
+  using record = detail::debra_record<free_policy>;
+  using base = core::domain_base<domain, record>;
+  static constexpr std::uint64_t quiescent_bit = record::quiescent_bit;
 
  public:
   domain() = default;
-  domain(const domain&) = delete;
-  domain& operator=(const domain&) = delete;
-  ~domain() {
-    threads_.close();
-    threads_.for_each([](record& r) {
-      r.freeing.drain(r);
-      for (auto& bag : r.bags) bag.destroy_all();
-    });
-  }
-
-  reclaim::stats stats() const { return core::collect_stats(threads_, gauge_); }
+  ~domain() { this->shutdown(); }
 
  private:
   friend class core::region_guard<domain>;
-  friend class core::thread_registry<record, domain>;
+  friend base;
 
   record& begin(record& r) {
-    if (!r.enter()) return r;
+    if (r.enter() != 0) return r;
     // acquire: pairs with the release CAS in try_advance(): everything the threads we checked did
     // before they announced happens before we free a bag on seeing the new epoch.
     std::uint64_t e = epoch_.load(std::memory_order_acquire);
@@ -122,44 +118,29 @@ class debra<Policies...>::domain {
   }
 
   void retire(record& r, core::retired_hook* node) {
-    r.bags[r.current_bag].push(node);
-    r.count_retired(gauge_);
+    r.bags.push(node, r.seen_epoch, r, this->gauge_);
+    r.count_retired(this->gauge_);
   }
 
-  // Why three bags: a node retired while we announced e can still be held by a reader that
-  // announced e+1 (it started after the epoch moved, before the node was unlinked), and that reader
-  // lets the epoch reach e+2. Only when we have seen three changes (epoch >= e+3) is every such
-  // reader gone. Each rotation follows at least one change, so the bag we rotate into, filled three
-  // rotations ago, is safe.
+  // Why a node tagged e (retired while we announced e) is safe at e+3 and not e+2: it can still be
+  // held by a reader that announced e+1 (it started after the epoch moved, before the node was
+  // unlinked), and that reader lets the epoch reach e+2. Only at e+3 is every such reader gone.
+  // Orphans of exited threads kept their tags, so the same rule frees them.
   void on_new_epoch(record& r, std::uint64_t e) {
-    r.saw_new_epoch(r.bags[0].size() + r.bags[1].size() + r.bags[2].size());
+    r.saw_new_epoch(r.bags.size());
     r.seen_epoch = e;
-    r.current_bag = (r.current_bag + 1) % bag_count;
     r.check_cursor = nullptr;
-    r.release_safe(std::move(r.bags[r.current_bag]), gauge_);
-    adopt_orphans(r);
-  }
-
-  // Garbage of exited threads joins our current bag, freed after three more changes. That is safe
-  // only if the epoch we saw is no older than the one the garbage was retired in, so re-read it
-  // after taking the garbage (acquire in take_all() orders the read after the give()): if it moved
-  // on, give the garbage back and take it at our next rotation.
-  void adopt_orphans(record& r) {
-    if (orphans_.empty()) return;
-    core::retired_list adopted = orphans_.take_all();
-    if (epoch_.load(std::memory_order_acquire) == r.seen_epoch)
-      r.bags[r.current_bag].splice(std::move(adopted));
-    else
-      orphans_.give(std::move(adopted));
+    r.bags.collect(e, r, this->gauge_);
+    this->free_safe_orphans(r, [e](std::uint64_t tag) { return detail::epoch_bags::safe(tag, e); });
   }
 
   void check_one(record& r, std::uint64_t e) {
-    record* other = r.check_cursor ? r.check_cursor : threads_.head();
+    record* other = r.check_cursor ? r.check_cursor : this->threads_.head();
     // seq_cst: pairs with the exchange in begin(); acquire part: a quiescent announcement carries
     // the other thread's completed reads (release in end()).
     std::uint64_t a = other->announce.load(std::memory_order_seq_cst);
     if ((a & quiescent_bit) == 0 && (a >> 1) != e) return;  // it still runs in an older epoch
-    r.check_cursor = decltype(threads_)::next_of(other);
+    r.check_cursor = decltype(this->threads_)::next_of(other);
     if (r.check_cursor == nullptr) try_advance(r, e);
   }
 
@@ -174,31 +155,26 @@ class debra<Policies...>::domain {
       r.count_epoch_advance(e + 1);
   }
 
-  // Thread exit: the record goes quiescent (even if the thread left inside a guard), its garbage
-  // goes to the orphanage and it is left as a new thread should find it.
-  void detach(record& r) noexcept {
+  // Thread exit: the record goes quiescent (even if the thread left inside a guard) and its bags go
+  // to the orphanage with their tags. The progress of its checks is kept (ops_since_check, and the
+  // pass with the epoch it is for): a run of short-lived threads that reuse this record, each
+  // running fewer operations than a pass takes, must still complete passes together, or the epoch
+  // would never advance. The checks of a pass are valid whoever made them, as long as the epoch
+  // did not change (on_new_epoch() starts a new pass).
+  void on_thread_exit(record& r) noexcept {
     r.announce.store((r.seen_epoch << 1) | quiescent_bit, std::memory_order_release);
-    r.freeing.drain(r);
-    for (auto& bag : r.bags) orphans_.give(std::move(bag));
-    r.pending.flush(gauge_);
-    // ops_since_check is kept: a run of short-lived threads that reuse this record must still
-    // get to check the others, or the epoch would never advance.
-    r.seen_epoch = 0;
-    r.depth = 0;
-    r.current_bag = 0;
-    r.check_cursor = nullptr;
+    r.bags.hand_over([&](core::retired_list&& bag, std::uint64_t tag) {
+      this->orphan(r, std::move(bag), tag);
+    });
   }
 
   alignas(core::cache_line) std::atomic<std::uint64_t> epoch_{1};
-  alignas(core::cache_line) core::thread_registry<record, domain> threads_{*this};
-  core::orphanage orphans_;
-  core::pending_gauge gauge_;
 };
 
 template <class... Policies>
 class debra<Policies...>::guard : public core::region_guard<domain> {
  public:
-  explicit guard(domain& d = default_domain()) : core::region_guard<domain>(d) {}
+  explicit guard(domain& d = debra::default_domain()) : core::region_guard<domain>(d) {}
 };
 
 }  // namespace reclaim

@@ -19,18 +19,19 @@
 // Progress: lock-free operations; reclamation can be blocked by a stalled thread.
 // Differences from the papers: Fraser's threads announce with a plain store after reading the
 // epoch; ours re-read the epoch after announcing (one load) until the two agree, which makes the
-// three-list argument hold in the C++ memory model (begin()). Limbo lists carry their epoch as a tag, so a
-// thread that missed epochs frees all lists that are old enough at once. Exited threads' lists are
-// adopted by live threads; the free policy is a parameter.
+// three-list argument hold in the C++ memory model (begin()). Limbo lists carry their epoch as a
+// tag, so a thread that missed epochs frees all lists that are old enough at once, and an exited
+// thread's lists keep their age in the orphanage: any live thread frees them once it sees their
+// tag + 3. The free policy is a parameter.
 #pragma once
 #include <atomic>
 #include <cstdint>
 #include <string_view>
 
 #include "../concepts.hpp"
-#include "../core/region_guard.hpp"
+#include "../core/domain.hpp"
 #include "../core/policy.hpp"
-#include "../core/record.hpp"
+#include "../core/region_guard.hpp"
 #include "../free/batch.hpp"
 #include "detail/epoch_bags.hpp"
 
@@ -38,7 +39,7 @@ namespace reclaim {
 
 // Flavour: the name and the default advance interval. ebr and ner are the same template.
 template <class Flavour, class... Policies>
-struct basic_ebr {
+struct basic_ebr : core::scheme_base<basic_ebr<Flavour, Policies...>> {
   using free_policy = core::find_policy_t<free_policy_kind, batch_free, Policies...>;
   static constexpr unsigned advance_interval =
       core::find_policy_t<epoch_advance_kind, typename Flavour::default_interval,
@@ -52,13 +53,8 @@ struct basic_ebr {
   static constexpr bool bounds_garbage = false;
   static constexpr unsigned needs = needs_nothing;
 
-  using node_base = core::retired_hook;
   class domain;
   class guard;
-  static domain& default_domain() {
-    static domain d;
-    return d;
-  }
 };
 
 namespace detail {
@@ -72,39 +68,39 @@ struct ebr_flavour {
 template <class... Policies>
 using ebr = basic_ebr<detail::ebr_flavour, Policies...>;
 
-template <class Flavour, class... Policies>
-class basic_ebr<Flavour, Policies...>::domain {
-  // The announcement of a thread outside any operation. The epoch starts at 1 and only grows, so no
-  // valid announcement is 0.
+namespace detail {
+template <class FreePolicy>
+struct ebr_record : core::thread_record<FreePolicy> {
+  // The announcement of a thread outside any operation. The epoch starts at 1 and only grows, so
+  // no valid announcement is 0.
   static constexpr std::uint64_t idle = 0;
+  static constexpr unsigned orphan_batches = epoch_bags::count;
 
-  struct record : core::thread_record<free_policy> {
-    explicit record(domain&) {}
-    // Read by other threads' advance attempts.
-    alignas(core::cache_line) std::atomic<std::uint64_t> announce{idle};
-    // Owner only.
-    alignas(core::cache_line) std::uint64_t local_epoch = 0;  // announced by the current operation
-    detail::epoch_bags bags;
-    unsigned entries_since_attempt = 0;
-  };
+  // Read by other threads' advance attempts.
+  alignas(core::cache_line) std::atomic<std::uint64_t> announce{idle};
+  // Owner only.
+  alignas(core::cache_line) std::uint64_t local_epoch = 0;  // announced by the current operation
+  epoch_bags bags;
+  unsigned entries_since_attempt = 0;
+
+  void destroy_garbage() noexcept { bags.destroy_all(); }
+};
+}  // namespace detail
+
+template <class Flavour, class... Policies>
+class basic_ebr<Flavour, Policies...>::domain
+    : public core::domain_base<domain, detail::ebr_record<free_policy>> {
+  using record = detail::ebr_record<free_policy>;
+  using base = core::domain_base<domain, record>;
+  static constexpr std::uint64_t idle = record::idle;
 
  public:
   domain() = default;
-  domain(const domain&) = delete;
-  domain& operator=(const domain&) = delete;
-  ~domain() {
-    threads_.close();
-    threads_.for_each([](record& r) {
-      r.freeing.drain(r);
-      r.bags.destroy_all();
-    });
-  }
-
-  reclaim::stats stats() const { return core::collect_stats(threads_, gauge_); }
+  ~domain() { this->shutdown(); }
 
  private:
   friend class core::region_guard<domain>;
-  friend class core::thread_registry<record, domain>;
+  friend base;
 
   // Why a list tagged e is safe at e+3 and not e+2. Let X retire node n while announcing e, and R
   // be a thread still holding n.
@@ -119,7 +115,7 @@ class basic_ebr<Flavour, Policies...>::domain {
   // Hence while R may hold n the epoch is <= e+2; a list tagged e is freed at e+3. Without the
   // re-read, R could announce a stale a while scans that missed its exchange move the epoch on.
   record& begin(record& r) {
-    if (!r.enter()) return r;
+    if (r.enter() != 0) return r;
     // seq_cst (both loads and the exchange): the argument (2) above is about the order S; the
     // loads pair with the seq_cst CAS in try_advance(), the exchange with the seq_cst load in
     // can_advance(). Acquire part of the load: what the advancer learned from its scan (that
@@ -150,35 +146,23 @@ class basic_ebr<Flavour, Policies...>::domain {
   }
 
   void retire(record& r, core::retired_hook* node) {
-    r.bags.push(node, r.local_epoch, r, gauge_);
-    r.count_retired(gauge_);
+    r.bags.push(node, r.local_epoch, r, this->gauge_);
+    r.count_retired(this->gauge_);
   }
 
-  // Seen at entry: free every list three or more epochs old, then look at the orphans.
+  // Seen at entry: free every list three or more epochs old, our own and those exited threads
+  // handed over with their tags.
   void on_new_epoch(record& r, std::uint64_t e) {
     r.saw_new_epoch(r.bags.size());
     r.local_epoch = e;
-    r.bags.collect(e, r, gauge_);
-    adopt_orphans(r);
-  }
-
-  // Garbage of exited threads joins our list tagged with our announcement e. Every orphan was
-  // tagged with an announcement of its thread, at most an epoch value that thread read before its
-  // give() (release); take_all() acquires it, so our load below reads that value or a later one.
-  // If the load still finds e, every orphan's tag is <= e and re-tagging it e only delays it.
-  // If the epoch moved on, give the garbage back and take it at our next new epoch.
-  void adopt_orphans(record& r) {
-    if (orphans_.empty()) return;
-    core::retired_list adopted = orphans_.take_all();
-    if (epoch_.load(std::memory_order_acquire) == r.local_epoch)
-      r.bags.splice(std::move(adopted), r.local_epoch, r, gauge_);
-    else
-      orphans_.give(std::move(adopted));
+    r.bags.collect(e, r, this->gauge_);
+    this->free_safe_orphans(r, [e](std::uint64_t tag) { return detail::epoch_bags::safe(tag, e); });
   }
 
   // Every active thread announced e: a full pass over the records.
   bool can_advance(std::uint64_t e) const noexcept {
-    for (const record* other = threads_.head(); other; other = decltype(threads_)::next_of(other)) {
+    for (const record* other = this->threads_.head(); other;
+         other = decltype(this->threads_)::next_of(other)) {
       // seq_cst: pairs with the exchange in begin() (argument (2)); acquire part: an idle
       // announcement carries the other thread's completed reads (release in end(), detach()).
       std::uint64_t a = other->announce.load(std::memory_order_seq_cst);
@@ -199,30 +183,25 @@ class basic_ebr<Flavour, Policies...>::domain {
       r.count_epoch_advance(e + 1);
   }
 
-  // Thread exit: the record goes idle (even if the thread left inside a guard), its garbage goes to
-  // the orphanage, and it is left as a new thread should find it.
-  void detach(record& r) noexcept {
+  // Thread exit: the record goes idle (even if the thread left inside a guard) and its lists go to
+  // the orphanage with their tags. entries_since_attempt is kept: short-lived threads that reuse
+  // this record still get to advance the epoch.
+  void on_thread_exit(record& r) noexcept {
     // release: pairs with the seq_cst load in can_advance(), as in end().
     r.announce.store(idle, std::memory_order_release);
-    r.freeing.drain(r);
-    r.bags.give_all(orphans_);
-    r.pending.flush(gauge_);
-    // entries_since_attempt is kept: short-lived threads that reuse this record still get to
-    // advance the epoch.
+    r.bags.hand_over([&](core::retired_list&& bag, std::uint64_t tag) {
+      this->orphan(r, std::move(bag), tag);
+    });
     r.local_epoch = 0;
-    r.depth = 0;
   }
 
   alignas(core::cache_line) std::atomic<std::uint64_t> epoch_{1};
-  alignas(core::cache_line) core::thread_registry<record, domain> threads_{*this};
-  core::orphanage orphans_;
-  core::pending_gauge gauge_;
 };
 
 template <class Flavour, class... Policies>
 class basic_ebr<Flavour, Policies...>::guard : public core::region_guard<domain> {
  public:
-  explicit guard(domain& d = default_domain()) : core::region_guard<domain>(d) {}
+  explicit guard(domain& d = basic_ebr::default_domain()) : core::region_guard<domain>(d) {}
 };
 
 }  // namespace reclaim

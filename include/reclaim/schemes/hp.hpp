@@ -1,11 +1,12 @@
 // hp: hazard pointers (Michael, IEEE TPDS 2004).
 //
-// What it is. Each thread owns K hazard slots. Before dereferencing a node a reader publishes its
+// What it is. Each guard owns K hazard slots. Before dereferencing a node a reader publishes its
 // address in a slot, fences, and re-reads the pointer it came from: if the source still holds it,
 // the node was reachable after the hazard became visible, so no reclaimer can miss it. A thread
 // keeps its retired nodes in a local list and, when the list outgrows a threshold proportional to
-// the number of slots (R = 100 + 2H, H = K x records, as in paper 003), scans: it snapshots every
-// published hazard into a sorted array and frees each retired node it does not find there.
+// the number of slots (R = 100 + 2H, H = K x records as in paper 003, plus K per nested block),
+// scans: it snapshots every published hazard into a sorted array and frees each retired node it
+// does not find there.
 //
 // When to use it. Garbage is bounded (at most R + H per thread, whatever other threads do) with the
 // default batch_free policy, so it is the choice when a stalled or preempted thread must not hold
@@ -16,13 +17,15 @@
 //
 // Needs from a container: every dereferenced pointer protected in a slot and validated (reads
 // re-read from a source that a removal visibly changes); K >= the slots the container uses.
-// Guards nest (only the outermost clears the slots), but the slots belong to the thread: an
-// operation nested inside another uses the same K slots, so it must not reuse one the outer
-// operation still relies on.
+// Guards nest: each guard owns its K slots (a thread's first nested guard at a new depth
+// allocates a block of K more, kept for reuse), so a container operation called while the caller
+// holds protections in an outer guard leaves them alone, and each guard clears its own slots when
+// it ends.
 // Progress: protect() is lock-free (it retries while the source changes); retire and scan are
 // wait-free apart from the free calls.
 // Differences from the paper: the fence is a policy (core/fence.hpp) so that asymmetric variants
-// reuse this header; exited threads' retired lists are adopted by the next scan of a live thread.
+// reuse this header; slots belong to guards, not threads; exited threads' retired lists are
+// adopted by the next scan of a live thread.
 #pragma once
 #include <algorithm>
 #include <atomic>
@@ -30,11 +33,12 @@
 #include <vector>
 
 #include "../concepts.hpp"
+#include "../core/domain.hpp"
 #include "../core/fence.hpp"
-#include "../core/marked_ptr.hpp"
 #include "../core/guard_base.hpp"
+#include "../core/guard_slots.hpp"
+#include "../core/marked_ptr.hpp"
 #include "../core/policy.hpp"
-#include "../core/record.hpp"
 #include "../free/batch.hpp"
 
 namespace reclaim {
@@ -54,7 +58,7 @@ struct fence_policy {
 };
 
 template <class... Policies>
-struct hp {
+struct hp : core::scheme_base<hp<Policies...>> {
   using free_policy = core::find_policy_t<free_policy_kind, batch_free, Policies...>;
   using fence = typename core::find_policy_t<fence_kind, fence_policy<core::symmetric_fence>,
                                              Policies...>::type;
@@ -72,71 +76,75 @@ struct hp {
   static constexpr bool bounds_garbage = free_policy::bounded;
   static constexpr unsigned needs = needs_validated_reads;
 
-  using node_base = core::retired_hook;
   class domain;
   class guard;
-  static domain& default_domain() {
-    static domain d;
-    return d;
-  }
 };
 
+namespace detail {
+template <class FreePolicy, unsigned K>
+struct hp_record : core::thread_record<FreePolicy> {
+  // Read by other threads' scans: the outermost guard's K slots, and blocks for nested guards.
+  alignas(core::cache_line) core::slot_block<const void*, K> hazards;
+  // Owner only.
+  alignas(core::cache_line) core::retired_list retired;
+  std::vector<const void*> snapshot;  // reused across scans: no allocation in steady state
+
+  void destroy_garbage() noexcept { retired.destroy_all(); }
+};
+}  // namespace detail
+
 template <class... Policies>
-class hp<Policies...>::domain {
-  struct record : core::thread_record<free_policy> {
-    explicit record(domain&) {}
-    // Read by other threads' scans.
-    alignas(core::cache_line) std::atomic<const void*> slots[slot_count] = {};
-    // Owner only.
-    alignas(core::cache_line) core::retired_list retired;
-    std::vector<const void*> snapshot;  // reused across scans: no allocation in steady state
-  };
+class hp<Policies...>::domain
+    : public core::domain_base<domain, detail::hp_record<free_policy, slot_count>> {
+  using record = detail::hp_record<free_policy, slot_count>;
+  using block = core::slot_block<const void*, slot_count>;
+  using base = core::domain_base<domain, record>;
 
  public:
   domain() = default;
-  domain(const domain&) = delete;
-  domain& operator=(const domain&) = delete;
-  ~domain() {
-    threads_.close();
-    threads_.for_each([](record& r) {
-      r.freeing.drain(r);
-      r.retired.destroy_all();
-    });
+  ~domain() { this->shutdown(); }
+
+  // The scan threshold R: proportional to the number of hazard slots H (a block of K per record,
+  // and per nesting level that a thread ever used), so that each scan frees at least R - H nodes
+  // and its O(H log H) cost is amortized over them.
+  std::size_t scan_threshold() const noexcept {
+    const std::size_t blocks = this->threads_.size() + nested_blocks_.load(std::memory_order_relaxed);
+    return 100 + 2 * slot_count * blocks;
   }
-
-  reclaim::stats stats() const { return core::collect_stats(threads_, gauge_); }
-
-  // The scan threshold R: proportional to the number of hazard slots H, so that each scan frees
-  // at least R - H nodes and its O(H log H) cost is amortized over them.
-  std::size_t scan_threshold() const noexcept { return 100 + 2 * slot_count * threads_.size(); }
 
  private:
   friend class hp::guard;
-  friend class core::thread_registry<record, domain>;
+  friend base;
 
-  void end(record& r) noexcept {
-    if (!r.leave()) return;
+  // The slots of the guard that opens at nesting level `level` of r (0: the record's own).
+  block& block_at(record& r, unsigned level) {
+    return r.hazards.at(level, [&] { nested_blocks_.fetch_add(1, std::memory_order_relaxed); });
+  }
+
+  static void clear(block& b) noexcept {
     // release: our reads of the protected nodes happen before a scan that sees the slot empty
     // (acquire in scan()) frees them.
-    for (auto& slot : r.slots) slot.store(nullptr, std::memory_order_release);
+    for (auto& slot : b.slots) slot.store(nullptr, std::memory_order_release);
   }
 
   void retire(record& r, core::retired_hook* node) {
     r.retired.push(node);
-    r.count_retired(gauge_);
+    r.count_retired(this->gauge_);
     if (r.retired.size() >= scan_threshold()) [[unlikely]] scan(r);
   }
 
   void scan(record& r) {
-    r.retired.splice(orphans_.take_all());
+    r.retired.splice(this->adopt_orphans());
     fence::heavy();  // pairs with fence::light() in protect(): see core/fence.hpp
     r.snapshot.clear();
-    threads_.for_each([&](const record& other) {
-      for (const auto& slot : other.slots) {
-        // acquire: pairs with the release in end(), so a node whose slot we see cleared was
-        // no longer being read.
-        if (const void* p = slot.load(std::memory_order_acquire)) r.snapshot.push_back(p);
-      }
+    this->threads_.for_each([&](const record& other) {
+      other.hazards.for_each([&](const block& b) {
+        for (const auto& slot : b.slots) {
+          // acquire: pairs with the release in clear(), so a node whose slot we see cleared was
+          // no longer being read.
+          if (const void* p = slot.load(std::memory_order_acquire)) r.snapshot.push_back(p);
+        }
+      });
     });
     std::sort(r.snapshot.begin(), r.snapshot.end());
     core::retired_list safe;
@@ -145,24 +153,20 @@ class hp<Policies...>::domain {
                                  static_cast<const void*>(node));
     });
     core::counters::add(r.ctr.scans, 1);
-    r.release_safe(std::move(safe), gauge_);
+    r.release_safe(std::move(safe), this->gauge_);
   }
 
-  // Thread exit: scan once more, so that what goes to the orphanage is only what other threads
-  // still protect (at most H nodes); without it, threads that retire fewer than R nodes each and
-  // exit would pile up unbounded garbage that no scan ever looks at.
-  void detach(record& r) noexcept {
-    for (auto& slot : r.slots) slot.store(nullptr, std::memory_order_release);
-    r.depth = 0;
+  // Thread exit (possibly inside guards): every hazard goes, and we scan once more, so that what
+  // goes to the orphanage is only what other threads still protect (at most H nodes); without it,
+  // threads that retire fewer than R nodes each and exit would pile up unbounded garbage that no
+  // scan ever looks at.
+  void on_thread_exit(record& r) noexcept {
+    r.hazards.for_each_owned(clear);
     scan(r);
-    r.freeing.drain(r);
-    orphans_.give(std::move(r.retired));
-    r.pending.flush(gauge_);
+    this->orphan(r, std::move(r.retired));
   }
 
-  core::thread_registry<record, domain> threads_{*this};
-  core::orphanage orphans_;
-  core::pending_gauge gauge_;
+  std::atomic<std::size_t> nested_blocks_{0};
 };
 
 template <class... Policies>
@@ -179,10 +183,18 @@ class hp<Policies...>::guard : public core::guard_base<guard> {
   static constexpr bool validates = true;
   static constexpr unsigned slot_count = hp::slot_count;
 
-  explicit guard(domain& d = default_domain()) : domain_(d), record_(d.threads_.local()) {
-    if (record_.enter()) record_.freeing.on_operation(record_);
+  // Takes the block of hazard slots of its nesting level (allocated the first time a thread
+  // nests that deep), so that guards nest: each one's slots are its own.
+  explicit guard(domain& d = hp::default_domain())
+      : domain_(d), record_(d.threads_.local()),
+        block_(d.block_at(record_, record_.depth.load(std::memory_order_relaxed))) {
+    if (record_.enter() == 0) record_.freeing.on_operation(record_);
   }
-  ~guard() { domain_.end(record_); }
+  ~guard() {
+    this->check_owner();
+    domain::clear(block_);
+    record_.leave();
+  }
   guard(const guard&) = delete;
   guard& operator=(const guard&) = delete;
 
@@ -192,24 +204,27 @@ class hp<Policies...>::guard : public core::guard_base<guard> {
   template <class P>
   P protect(const std::atomic<P>& src, unsigned slot) noexcept {
     assert(slot < slot_count);
+    this->check_owner();
     // acquire: pairs with the release store or CAS that published the node.
     P p = src.load(std::memory_order_acquire);
     for (;;) {
       // release: this may overwrite the slot's previous hazard; our reads of that node must
       // happen before a scan that sees the new value (acquire in scan()) and frees it.
-      record_.slots[slot].store(address_of(p), std::memory_order_release);
+      block_.slots[slot].store(address_of(p), std::memory_order_release);
       fence::light();  // the hazard is visible before the re-read; pairs with fence::heavy()
       P again = src.load(std::memory_order_acquire);
       if (again == p) return p;
       p = again;
     }
   }
+
  private:
   friend class core::guard_base<guard>;
   void retire_hook(core::retired_hook* node) { domain_.retire(record_, node); }
 
   domain& domain_;
   typename domain::record& record_;
+  typename domain::block& block_;
 };
 
 }  // namespace reclaim

@@ -49,15 +49,30 @@
 // docs/writing-a-container.md: RECLAIM_READ_PHASE(g) in the operation's own frame at the start of
 // every read phase, and g.write_phase(nodes...) (at most R nodes, nullptr allowed) before the
 // first write or lock; from then on the operation dereferences only the nodes it reserved.
+//
+// Nesting. A protection held under nbr is a write phase's reservations. Guards nest, in one domain
+// or across nbr domains, as long as no read phase is open when the inner guard begins (debug
+// builds assert it): each guard has its own R reservations, so a container operation called from
+// a write phase keeps what the outer phase reserved; while the inner guard lives, the thread's
+// neutralizable phase is the inner one's, and when it ends the outer guard's again, so that the
+// outer guard's next read phase can be neutralized (reclaimers of its domain do not wait for it).
+// A read phase cannot contain another operation: the thread has one restart point, and beginning
+// the nested read phase would end the outer one while its pointers are still in use.
+//
 // Progress: lock-free operations (a restarted read phase restarts only after a reclaimer retired
 // a full bag); a round waits for the threads it saw reading, as described above.
 // Differences from the paper: the wait above; only threads in a read phase are signalled (the
 // paper signals every thread); the signal is sent with tgkill to the kernel thread id, safe after
-// the thread exited (pthread_kill on an exited thread is undefined); a timestamp seen odd at the
-// low watermark needs the next round to complete (s + 3), where the paper's s + 2 would accept a
-// round that had only begun; garbage of exited threads goes to an orphanage instead of being lost;
-// the signal is configurable and must not already have a foreign handler (the domain's constructor
-// throws, naming the signal and the policy).
+// the thread exited (pthread_kill on an exited thread is undefined): a reclaimer re-sends to the
+// saved id only while the reader's phase word has not moved, and exit moves it, so at most a
+// resend racing with the exit reaches the id. tgkill names our own process too, so an id reused
+// by another process is never signalled (ESRCH); one reused by a new thread of ours gets a
+// spurious signal, which its handler ignores outside a read phase and otherwise answers with a
+// harmless restart of the read phase from its root. A timestamp seen odd at the low watermark
+// needs the next round to complete (s + 3), where the paper's s + 2 would accept a round that had
+// only begun; garbage of exited threads goes to an orphanage instead of being lost; the signal is
+// configurable and must not already have a foreign handler (the domain's constructor throws,
+// naming the signal and the policy).
 #pragma once
 #include <algorithm>
 #include <atomic>
@@ -70,9 +85,10 @@
 #include <vector>
 
 #include "../concepts.hpp"
+#include "../core/domain.hpp"
 #include "../core/guard_base.hpp"
+#include "../core/guard_slots.hpp"
 #include "../core/policy.hpp"
-#include "../core/record.hpp"
 #include "../free/batch.hpp"
 #include "detail/nbr_signal.hpp"
 
@@ -136,7 +152,7 @@ struct nbr_plus_variant {
 }  // namespace detail
 
 template <class Variant, class... Policies>
-struct basic_nbr {
+struct basic_nbr : core::scheme_base<basic_nbr<Variant, Policies...>> {
   using free_policy = core::find_policy_t<free_policy_kind, batch_free, Policies...>;
   using signal = core::find_policy_t<nbr_signal_kind, rt_signal<4>, Policies...>;
   static constexpr std::size_t threshold =
@@ -172,13 +188,8 @@ struct basic_nbr {
   static constexpr bool bounds_garbage = free_policy::bounded;
   static constexpr unsigned needs = needs_restartable_read_phases;
 
-  using node_base = core::retired_hook;
   class domain;
   class guard;
-  static domain& default_domain() {
-    static domain d;
-    return d;
-  }
 };
 
 // nbr<Policies...>: Algorithm 1. nbr_plus<Policies...>: Algorithm 2.
@@ -187,82 +198,104 @@ using nbr = basic_nbr<detail::nbr_variant, Policies...>;
 template <class... Policies>
 using nbr_plus = basic_nbr<detail::nbr_plus_variant, Policies...>;
 
-template <class Variant, class... Policies>
-class basic_nbr<Variant, Policies...>::domain {
-  static constexpr unsigned R = reservation_count;
+namespace detail {
 
-  struct record : core::thread_record<free_policy> {
-    explicit record(domain&) {}
-    // Read by reclaimers.
-    alignas(core::cache_line) detail::nbr_phase phase;
-    std::atomic<pid_t> tid{0};  // kernel thread id of the owner; published by the phase RMWs
-    std::atomic<std::uint64_t> announce{0};  // nbr_plus: odd while the owner runs a signal round
-    std::atomic<const core::retired_hook*> reserved[R];
-    // Owner only.
-    alignas(core::cache_line) core::retired_list bag;  // newest first
-    unsigned reserved_used = 0;                        // slots that may be non-null
-    bool bound = false;                                // tid set and signal unblocked
-    // nbr_plus: watching other threads' rounds since the bag crossed the low watermark.
-    bool watching = false;
-    const core::retired_hook* bookmark = nullptr;  // newest node retired before watching began
-    std::size_t retires_since_check = 0;
-    std::vector<std::pair<const record*, std::uint64_t>> announces_seen;
-    // Scratch for rounds, kept to reuse its capacity.
-    struct reader {
-      const record* rec;
-      std::uint64_t seq;
-      pid_t tid;
-    };
-    std::vector<reader> readers;
-    std::vector<const core::retired_hook*> reserved_now;
+// Slots of a block that a write phase may have filled. In the record, not in the guard: a
+// neutralized read phase jumps back into the guard's frame, where a non-volatile object changed
+// after the restart point would hold an indeterminate value.
+struct reservations_used {
+  unsigned count = 0;
+};
+template <unsigned R>
+using reservation_block = core::slot_block<const core::retired_hook*, R, reservations_used>;
+
+template <class FreePolicy, unsigned R>
+struct nbr_record : core::thread_record<FreePolicy> {
+  // Read by reclaimers.
+  alignas(core::cache_line) nbr_phase phase;
+  std::atomic<pid_t> tid{0};  // kernel thread id of the owner; published by the phase RMWs
+  std::atomic<std::uint64_t> announce{0};  // nbr_plus: odd while the owner runs a signal round
+  // The outermost guard's R reservations, and blocks for nested guards.
+  reservation_block<R> reserved;
+  // Owner only.
+  alignas(core::cache_line) core::retired_list bag;  // newest first
+  bool bound = false;                                // tid set and signal unblocked
+  // nbr_plus: watching other threads' rounds since the bag crossed the low watermark.
+  bool watching = false;
+  const core::retired_hook* bookmark = nullptr;  // newest node retired before watching began
+  std::size_t retires_since_check = 0;
+  std::vector<std::pair<const nbr_record*, std::uint64_t>> announces_seen;
+  // Scratch for rounds, kept to reuse its capacity.
+  struct reader {
+    const nbr_record* rec;
+    std::uint64_t seq;
+    pid_t tid;
   };
+  std::vector<reader> readers;
+  std::vector<const core::retired_hook*> reserved_now;
+
+  void destroy_garbage() noexcept { bag.destroy_all(); }
+};
+
+}  // namespace detail
+
+template <class Variant, class... Policies>
+class basic_nbr<Variant, Policies...>::domain
+    : public core::domain_base<domain, detail::nbr_record<free_policy, reservation_count>> {
+  static constexpr unsigned R = reservation_count;
+  using record = detail::nbr_record<free_policy, R>;
+  using block = detail::reservation_block<R>;
+  using base = core::domain_base<domain, record>;
 
  public:
   domain() : signal_(signal::number()) { detail::install_nbr_handler(signal_, signal::describe()); }
-  domain(const domain&) = delete;
-  domain& operator=(const domain&) = delete;
-  ~domain() {
-    threads_.close();
-    threads_.for_each([](record& r) {
-      r.freeing.drain(r);
-      r.bag.destroy_all();
-    });
-  }
-
-  reclaim::stats stats() const { return core::collect_stats(threads_, gauge_); }
+  ~domain() { this->shutdown(); }
 
   // Read phases restarted by a signal, over every thread (for tests and observers).
   std::uint64_t restarts() const noexcept {
     std::uint64_t n = 0;
-    threads_.for_each([&](const record& r) { n += r.phase.restarts.load(std::memory_order_relaxed); });
+    this->threads_.for_each(
+        [&](const record& r) { n += r.phase.restarts.load(std::memory_order_relaxed); });
     return n;
   }
   int signal_number() const noexcept { return signal_; }
 
  private:
   friend class guard;
-  friend class core::thread_registry<record, domain>;
+  friend base;
 
   // Between lo and hi watermark, nbr_plus looks at the others' announcements about 16 times.
   static constexpr std::size_t check_interval =
       std::max<std::size_t>(1, (threshold - low_watermark_size) / 16);
 
-  record& begin(record& r) {
-    if (!r.enter()) return r;
-    if (!r.bound) [[unlikely]] bind(r);
-    detail::refresh_read_phase_mask();
+  // A guard opens. It may nest inside another guard of any nbr domain, but not inside a read phase:
+  // the thread has one restart point, and the nested operation would end the outer read phase
+  // (the outer one's pointers would no longer be neutralized) or jump into the wrong frame. `outer`
+  // is the phase the thread was in (restored by end()).
+  void begin(record& r, const detail::nbr_phase* outer) {
+    assert((outer == nullptr || (outer->seq.load(std::memory_order_relaxed) & 1) == 0) &&
+           "reclaim::nbr: an operation began inside a read phase; nest operations only outside "
+           "read phases (between operations or in a write phase)");
+    if (r.enter() == 0) {
+      if (!r.bound) [[unlikely]] bind(r);
+      detail::refresh_read_phase_mask();
+      r.freeing.on_operation(r);
+    }
     detail::current_phase.store(&r.phase, std::memory_order_relaxed);
-    r.freeing.on_operation(r);
-    return r;
   }
 
-  void end(record& r) noexcept {
+  // A guard ends: its read phase (if any) and its reservations go, and the thread is back in the
+  // phase of the guard it was nested in.
+  static void end(record& r, block& b, detail::nbr_phase* outer) noexcept {
     // First, so that a signal arriving during the rest of end() finds the thread not restartable.
     leave_read_phase(r);
-    if (!r.leave()) return;
-    clear_reservations(r);
-    detail::current_phase.store(nullptr, std::memory_order_relaxed);
+    clear_reservations(b);
+    r.leave();
+    detail::current_phase.store(outer, std::memory_order_relaxed);
   }
+
+  // The reservations of the guard that opens at nesting level `level` of r (0: the record's own).
+  static block& block_at(record& r, unsigned level) { return r.reserved.at(level, [] {}); }
 
   // The first operation of a thread on this record: who to signal, and make sure it can be.
   [[gnu::noinline]] void bind(record& r) noexcept {
@@ -281,9 +314,9 @@ class basic_nbr<Variant, Policies...>::domain {
     if (s & 1) r.phase.seq.fetch_add(1, std::memory_order_release);
   }
 
-  static void begin_read_phase(record& r) noexcept {
+  static void begin_read_phase(record& r, block& b) noexcept {
     assert((r.phase.seq.load(std::memory_order_relaxed) & 1) == 0);
-    clear_reservations(r);
+    clear_reservations(b);
     // seq_cst RMW (the paper's CAS; lock xadd on x86-64): the thread is restartable before any read
     // of a shared node. Pairs with the seq_cst load in signal_round(): either the reclaimer sees
     // this read phase and waits for it, or this read phase starts after the reclaimer's snapshot
@@ -292,16 +325,15 @@ class basic_nbr<Variant, Policies...>::domain {
   }
 
   template <class... Nodes>
-  static void write_phase(record& r, Nodes... nodes) noexcept {
+  static void write_phase(record& r, block& b, Nodes... nodes) noexcept {
     static_assert(sizeof...(Nodes) <= R, "write_phase reserves more nodes than reservations<R>");
     assert((r.phase.seq.load(std::memory_order_relaxed) & 1) == 1 &&
            "write_phase outside a read phase");
     // Counted first: if a signal restarts us mid-way, the next read phase clears these slots.
-    r.reserved_used = std::max<unsigned>(r.reserved_used, sizeof...(Nodes));
+    b.owner.count = std::max<unsigned>(b.owner.count, sizeof...(Nodes));
     unsigned i = 0;
     // relaxed: published by the release part of the RMW below.
-    (r.reserved[i++].store(static_cast<const core::retired_hook*>(nodes),
-                           std::memory_order_relaxed),
+    (b.slots[i++].store(static_cast<const core::retired_hook*>(nodes), std::memory_order_relaxed),
      ...);
     // seq_cst RMW (the paper's CAS): the reservations are visible before the thread stops being
     // restartable. Pairs with the seq_cst load in signal_round() and the acquire load in
@@ -309,19 +341,19 @@ class basic_nbr<Variant, Policies...>::domain {
     r.phase.seq.fetch_add(1, std::memory_order_seq_cst);
   }
 
-  static void clear_reservations(record& r) noexcept {
+  static void clear_reservations(block& b) noexcept {
     // release: the previous write phase's accesses to these nodes (its unlocks, its writes) happen
     // before a reclaimer that reads the slot empty (acquire in collect_reservations()) frees them.
-    for (unsigned i = 0; i < r.reserved_used; ++i)
-      r.reserved[i].store(nullptr, std::memory_order_release);
-    r.reserved_used = 0;
+    for (unsigned i = 0; i < b.owner.count; ++i)
+      b.slots[i].store(nullptr, std::memory_order_release);
+    b.owner.count = 0;
   }
 
   void retire(record& r, core::retired_hook* node) {
     assert((r.phase.seq.load(std::memory_order_relaxed) & 1) == 0 && "retire inside a read phase");
     r.bag.push(node);
-    r.count_retired(gauge_);
-    if (!orphans_.empty()) [[unlikely]] r.bag.splice(orphans_.take_all());
+    r.count_retired(this->gauge_);
+    r.bag.splice(this->adopt_orphans());
     if (r.bag.size() >= low_watermark_size) [[unlikely]] on_full_bag(r);
   }
 
@@ -359,7 +391,8 @@ class basic_nbr<Variant, Policies...>::domain {
   // phase (restarted by its handler, or gone on to a write phase or the end of its operation).
   void signal_round(record& r) {
     r.readers.clear();
-    for (const record* other = threads_.head(); other; other = decltype(threads_)::next_of(other)) {
+    for (const record* other = this->threads_.head(); other;
+         other = decltype(this->threads_)::next_of(other)) {
       if (other == &r) continue;
       // seq_cst: pairs with the seq_cst RMWs in begin_read_phase() and write_phase(); the
       // acquire part makes an even value carry that thread's reservations and its tid.
@@ -398,12 +431,25 @@ class basic_nbr<Variant, Policies...>::domain {
 
   // nbr_plus: the bag crossed the low watermark. Remember its newest node (everything from it on
   // was retired before now) and every other thread's announcement.
+  //
+  // Full fence (seq_cst), once per bag: the unlinks of the bookmarked nodes must precede our reads
+  // of the announcements. Without it a store-to-load reordering (which x86's TSO allows, and the
+  // C++ model too) could let us read an even announcement s while our last unlink still sits in
+  // the store buffer; that thread's next round (s+1) could then take its snapshot of the phase
+  // words before the unlink was visible, miss a reader that reaches the node, and end (s+2), and we
+  // would free the node under that reader. With the fence, the round's seq_cst RMW follows it in
+  // the single order S (our load reads a value before that RMW), and so does every phase-word load
+  // of its snapshot; a reader the snapshot misses begins its read phase after the fence in S, and
+  // its reads see the unlink (under the same assumption as every read phase: the RMW that begins
+  // it orders later loads like a full fence; see the top of this file).
   void start_watching(record& r) {
     r.watching = true;
     r.bookmark = r.bag.head();
     r.retires_since_check = 0;
     r.announces_seen.clear();
-    for (const record* other = threads_.head(); other; other = decltype(threads_)::next_of(other)) {
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    for (const record* other = this->threads_.head(); other;
+         other = decltype(this->threads_)::next_of(other)) {
       if (other == &r) continue;
       // acquire: pairs with the release that ends a round; seq_cst would not add anything here,
       // since only later values matter.
@@ -438,7 +484,7 @@ class basic_nbr<Variant, Policies...>::domain {
     // Newer nodes stay in front of the kept old ones: the bag stays ordered newest first.
     old.splice(std::move(newer));
     r.bag = std::move(old);
-    r.release_safe(std::move(safe), gauge_);
+    r.release_safe(std::move(safe), this->gauge_);
   }
 
   // Splits `bag` before `first_old`: returns first_old and everything older, leaves the newer
@@ -465,16 +511,19 @@ class basic_nbr<Variant, Policies...>::domain {
     return old;
   }
 
-  // Every reservation of every record, ours included, sorted for lookup.
+  // Every reservation of every record and every nesting level, ours included, sorted for lookup.
   void collect_reservations(record& r) const {
     r.reserved_now.clear();
-    for (const record* other = threads_.head(); other; other = decltype(threads_)::next_of(other)) {
-      for (unsigned i = 0; i < R; ++i) {
-        // acquire: pairs with the release stores in clear_reservations() (and, through the phase
-        // word read in the round, with the RMW in write_phase()).
-        if (const core::retired_hook* p = other->reserved[i].load(std::memory_order_acquire))
-          r.reserved_now.push_back(p);
-      }
+    for (const record* other = this->threads_.head(); other;
+         other = decltype(this->threads_)::next_of(other)) {
+      other->reserved.for_each([&](const block& b) {
+        for (const auto& slot : b.slots) {
+          // acquire: pairs with the release stores in clear_reservations() (and, through the
+          // phase word read in the round, with the RMW in write_phase()).
+          if (const core::retired_hook* p = slot.load(std::memory_order_acquire))
+            r.reserved_now.push_back(p);
+        }
+      });
     }
     std::sort(r.reserved_now.begin(), r.reserved_now.end());
   }
@@ -483,25 +532,21 @@ class basic_nbr<Variant, Policies...>::domain {
   // reservations, its garbage goes to the orphanage, and it is left as a new thread should find it.
   // The phase word and the announcement keep counting: a reclaimer waiting on the old value, or a
   // watcher comparing with it, must see them move on.
-  void detach(record& r) noexcept {
+  void on_thread_exit(record& r) noexcept {
     leave_read_phase(r);
-    r.reserved_used = R;
-    clear_reservations(r);
-    r.freeing.drain(r);
-    orphans_.give(std::move(r.bag));
-    r.pending.flush(gauge_);
+    r.reserved.for_each_owned([](block& b) {
+      b.owner.count = R;
+      clear_reservations(b);
+    });
+    this->orphan(r, std::move(r.bag));
     if (detail::current_phase.load(std::memory_order_relaxed) == &r.phase)
       detail::current_phase.store(nullptr, std::memory_order_relaxed);
-    r.depth = 0;
     r.bound = false;
     r.watching = false;
     r.bookmark = nullptr;
   }
 
   const int signal_;
-  alignas(core::cache_line) core::thread_registry<record, domain> threads_{*this};
-  core::orphanage orphans_;
-  core::pending_gauge gauge_;
 };
 
 template <class Variant, class... Policies>
@@ -511,8 +556,18 @@ class basic_nbr<Variant, Policies...>::guard : public core::guard_base<guard> {
   static constexpr bool neutralizable = true;
   static constexpr unsigned reservation_count = basic_nbr::reservation_count;
 
-  explicit guard(domain& d = default_domain()) : domain_(d), record_(d.begin(d.threads_.local())) {}
-  ~guard() { domain_.end(record_); }
+  // Takes the reservation block of its nesting level (allocated the first time a thread nests that
+  // deep) and makes the thread's neutralizable phase its own until it ends.
+  explicit guard(domain& d = basic_nbr::default_domain())
+      : domain_(d), record_(d.threads_.local()),
+        block_(d.block_at(record_, record_.depth.load(std::memory_order_relaxed))),
+        outer_phase_(detail::current_phase.load(std::memory_order_relaxed)) {
+    d.begin(record_, outer_phase_);
+  }
+  ~guard() {
+    this->check_owner();
+    domain::end(record_, block_, outer_phase_);
+  }
   guard(const guard&) = delete;
   guard& operator=(const guard&) = delete;
 
@@ -520,17 +575,18 @@ class basic_nbr<Variant, Policies...>::guard : public core::guard_base<guard> {
   // phase that could reach a freed node is restarted before the node is freed.
   template <class P>
   P protect(const std::atomic<P>& src, unsigned /*slot*/) const noexcept {
+    this->check_owner();
     return src.load(std::memory_order_acquire);
   }
 
   // The phase markers (RECLAIM_READ_PHASE calls the first two).
   void leave_read_phase() noexcept { domain::leave_read_phase(record_); }
-  void begin_read_phase() noexcept { domain::begin_read_phase(record_); }
+  void begin_read_phase() noexcept { domain::begin_read_phase(record_, block_); }
   // Ends the read phase, reserving the given nodes (nullptr allowed): from here on the operation
   // may dereference only these and nodes it allocated.
   template <class... Nodes>
   void write_phase(Nodes... nodes) noexcept {
-    domain::write_phase(record_, nodes...);
+    domain::write_phase(record_, block_, nodes...);
   }
 
  private:
@@ -539,6 +595,8 @@ class basic_nbr<Variant, Policies...>::guard : public core::guard_base<guard> {
 
   domain& domain_;
   typename domain::record& record_;
+  typename domain::block& block_;
+  detail::nbr_phase* outer_phase_;  // the phase this guard nests in; nullptr for an outermost one
 };
 
 }  // namespace reclaim

@@ -9,68 +9,61 @@
 #include <atomic>
 
 #include "../concepts.hpp"
+#include "../core/domain.hpp"
 #include "../core/guard_base.hpp"
-#include "../core/record.hpp"
 #include "../free/batch.hpp"
 
 namespace reclaim {
 
-struct none {
+struct none : core::scheme_base<none> {
   static constexpr std::string_view name = "none";
   static constexpr reclaim::family family = reclaim::family::none;
   static constexpr bool bounds_garbage = false;
   static constexpr unsigned needs = needs_nothing;
 
-  using node_base = core::retired_hook;
   class domain;
   class guard;
-  static domain& default_domain();
 };
 
-class none::domain {
-  struct record : core::thread_record<batch_free> {
-    explicit record(domain&) {}
-    core::retired_list leaked;
-  };
+namespace detail {
+struct none_record : core::thread_record<batch_free> {
+  core::retired_list leaked;
+  void destroy_garbage() noexcept { leaked.destroy_all(); }
+};
+}  // namespace detail
+
+class none::domain : public core::domain_base<none::domain, detail::none_record> {
+  using record = detail::none_record;
+  using base = core::domain_base<domain, record>;
 
  public:
   domain() = default;
-  ~domain() {
-    threads_.close();
-    threads_.for_each([](record& r) { r.leaked.destroy_all(); });
-    orphans_.take_all().destroy_all();
-  }
-
-  reclaim::stats stats() const { return core::collect_stats(threads_, gauge_); }
+  ~domain() { shutdown(); }
 
  private:
   friend class none::guard;
-  friend class core::thread_registry<record, domain>;
+  friend base;
 
-  void detach(record& r) noexcept {
-    r.depth = 0;
-    r.pending.flush(gauge_);
-    orphans_.give(std::move(r.leaked));
-  }
-
-  core::thread_registry<record, domain> threads_{*this};
-  core::orphanage orphans_;
-  core::pending_gauge gauge_;
+  void on_thread_exit(record& r) noexcept { orphan(r, std::move(r.leaked)); }
 };
 
+// Touches no per-thread state until it retires, so that an operation costs nothing; it takes no
+// part in the nesting depth either (there is nothing to protect).
 class none::guard : public core::guard_base<none::guard> {
  public:
   static constexpr bool validates = false;
 
-  explicit guard(domain& d = default_domain()) noexcept : domain_(d) {}
+  explicit guard(domain& d = none::default_domain()) noexcept : domain_(d) {}
   guard(const guard&) = delete;
   guard& operator=(const guard&) = delete;
 
   // acquire: pairs with the release store that published the node.
   template <class P>
   P protect(const std::atomic<P>& src, unsigned /*slot*/) const noexcept {
+    check_owner();
     return src.load(std::memory_order_acquire);
   }
+
  private:
   friend class core::guard_base<guard>;
   void retire_hook(core::retired_hook* hook) {
@@ -80,10 +73,5 @@ class none::guard : public core::guard_base<none::guard> {
   }
   domain& domain_;
 };
-
-inline none::domain& none::default_domain() {
-  static domain d;
-  return d;
-}
 
 }  // namespace reclaim

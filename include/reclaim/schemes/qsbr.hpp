@@ -22,23 +22,24 @@
 // Differences from the papers: a thread is online from its first operation (it announces once, with
 // a seq_cst exchange validated by a re-read of the epoch); thread_offline() and thread exit take it
 // offline. The try-advance interval is a policy (advance_every<K>, default 1: every quiescent
-// state). Exited threads' lists are adopted by live threads; the free policy is a parameter.
+// state). Lists of exited (or offline) threads keep their tags in the orphanage, and any live
+// thread frees them at tag + 3; the free policy is a parameter.
 #pragma once
 #include <atomic>
 #include <cstdint>
 #include <string_view>
 
 #include "../concepts.hpp"
-#include "../core/region_guard.hpp"
+#include "../core/domain.hpp"
 #include "../core/policy.hpp"
-#include "../core/record.hpp"
+#include "../core/region_guard.hpp"
 #include "../free/batch.hpp"
 #include "detail/epoch_bags.hpp"
 
 namespace reclaim {
 
 template <class... Policies>
-struct qsbr {
+struct qsbr : core::scheme_base<qsbr<Policies...>> {
   using free_policy = core::find_policy_t<free_policy_kind, batch_free, Policies...>;
   static constexpr unsigned advance_interval =
       core::find_policy_t<epoch_advance_kind, advance_every<1>, Policies...>::value;
@@ -51,67 +52,58 @@ struct qsbr {
   static constexpr bool bounds_garbage = false;
   static constexpr unsigned needs = needs_nothing;
 
-  using node_base = core::retired_hook;
   class domain;
   class guard;
-  static domain& default_domain() {
-    static domain d;
-    return d;
-  }
 };
 
-template <class... Policies>
-class qsbr<Policies...>::domain {
+namespace detail {
+template <class FreePolicy>
+struct qsbr_record : core::thread_record<FreePolicy> {
   // The announcement of an offline record (never used, released, or thread_offline()). The epoch
   // starts at 1 and only grows, so no announced epoch is 0.
   static constexpr std::uint64_t offline = 0;
+  static constexpr unsigned orphan_batches = epoch_bags::count;
 
-  struct record : core::thread_record<free_policy> {
-    explicit record(domain&) {}
-    // Read by other threads' advance attempts: the epoch seen at the last quiescent state.
-    alignas(core::cache_line) std::atomic<std::uint64_t> announce{offline};
-    // Owner only.
-    alignas(core::cache_line) std::uint64_t local_epoch = 0;  // the value announced
-    bool online = false;
-    detail::epoch_bags bags;
-    unsigned states_since_attempt = 0;
-  };
+  // Read by other threads' advance attempts: the epoch seen at the last quiescent state.
+  alignas(core::cache_line) std::atomic<std::uint64_t> announce{offline};
+  // Owner only.
+  alignas(core::cache_line) std::uint64_t local_epoch = 0;  // the value announced
+  bool online = false;
+  epoch_bags bags;
+  unsigned states_since_attempt = 0;
+
+  void destroy_garbage() noexcept { bags.destroy_all(); }
+};
+}  // namespace detail
+
+template <class... Policies>
+class qsbr<Policies...>::domain
+    : public core::domain_base<domain, detail::qsbr_record<free_policy>> {
+  using record = detail::qsbr_record<free_policy>;
+  using base = core::domain_base<domain, record>;
+  static constexpr std::uint64_t offline = record::offline;
 
  public:
   domain() = default;
-  domain(const domain&) = delete;
-  domain& operator=(const domain&) = delete;
-  ~domain() {
-    threads_.close();
-    threads_.for_each([](record& r) {
-      r.freeing.drain(r);
-      r.bags.destroy_all();
-    });
-  }
-
-  reclaim::stats stats() const { return core::collect_stats(threads_, gauge_); }
+  ~domain() { this->shutdown(); }
 
   // The calling thread will run no operation for a while: it stops holding the epoch back, and
   // hands its garbage to the orphanage, since it will not free it while idle. Its next operation
   // brings it back online. Must not be called inside an operation.
   void thread_offline() noexcept {
-    record& r = threads_.local();
+    record& r = this->threads_.local();
     if (!r.online) return;
-    // release: the reads of our past operations happen before a scan that sees us offline (seq_cst
-    // load in can_advance()), as at a quiescent state.
-    r.announce.store(offline, std::memory_order_release);
-    r.online = false;
-    r.bags.give_all(orphans_);
-    r.pending.flush(gauge_);
+    go_offline(r);
+    r.pending.flush(this->gauge_);
   }
 
  private:
   friend class core::region_guard<domain>;
-  friend class core::thread_registry<record, domain>;
+  friend base;
 
   // The fast path: a branch on an owner-only flag.
   record& begin(record& r) {
-    if (!r.enter()) return r;
+    if (r.enter() != 0) return r;
     if (!r.online) [[unlikely]] go_online(r);
     r.freeing.on_operation(r);
     return r;
@@ -154,6 +146,8 @@ class qsbr<Policies...>::domain {
   // scans that miss us are for epochs <= e and can allow at most e -> e+1, which a quiescent state
   // at e allows anyway: we are exactly a thread that passed a quiescent state at e.
   [[gnu::noinline]] void go_online(record& r) {
+    // Headers for the bags we hand over when we go offline again (thread_offline() used them).
+    r.headers.reserve(record::orphan_batches);
     std::uint64_t e = epoch_.load(std::memory_order_seq_cst);
     for (;;) {
       // Full fence (seq_cst RMW): visible before our first read of a shared pointer; pairs with
@@ -171,28 +165,22 @@ class qsbr<Policies...>::domain {
     // The tag is an epoch value read after the unlink (sequenced before this retire), and no newer
     // than what our next quiescent state reads (coherence). acquire: pairs with the CAS in
     // try_advance(), since push() may free a list tagged three epochs before this value.
-    r.bags.push(node, epoch_.load(std::memory_order_acquire), r, gauge_);
-    r.count_retired(gauge_);
+    r.bags.push(node, epoch_.load(std::memory_order_acquire), r, this->gauge_);
+    r.count_retired(this->gauge_);
   }
 
+  // Frees our lists three or more epochs old, and those that exited or offline threads handed over
+  // with their tags.
   void on_new_epoch(record& r, std::uint64_t e) {
     r.saw_new_epoch(r.bags.size());
     r.local_epoch = e;
-    r.bags.collect(e, r, gauge_);
-    adopt_orphans(r);
-  }
-
-  // Orphans were tagged with epochs their threads read before give() (release); take_all()
-  // acquires, so our load reads those values or later ones. Re-tagging them with that load's value
-  // only delays them. (We are at a quiescent state: any current epoch is a valid tag.)
-  void adopt_orphans(record& r) {
-    if (orphans_.empty()) return;
-    core::retired_list adopted = orphans_.take_all();
-    r.bags.splice(std::move(adopted), epoch_.load(std::memory_order_acquire), r, gauge_);
+    r.bags.collect(e, r, this->gauge_);
+    this->free_safe_orphans(r, [e](std::uint64_t tag) { return detail::epoch_bags::safe(tag, e); });
   }
 
   bool can_advance(std::uint64_t e) const noexcept {
-    for (const record* other = threads_.head(); other; other = decltype(threads_)::next_of(other)) {
+    for (const record* other = this->threads_.head(); other;
+         other = decltype(this->threads_)::next_of(other)) {
       // seq_cst: pairs with the exchange in go_online(); acquire part: pairs with the release
       // stores in quiescent_state(), thread_offline() and detach().
       std::uint64_t a = other->announce.load(std::memory_order_seq_cst);
@@ -210,29 +198,32 @@ class qsbr<Policies...>::domain {
       r.count_epoch_advance(e + 1);
   }
 
-  // Thread exit: the record goes offline (a quiescent state, even if the thread left inside a
-  // guard: it will read nothing more), its garbage goes to the orphanage.
-  void detach(record& r) noexcept {
-    // release: pairs with the seq_cst load in can_advance().
+  // thread_offline() and thread exit: the record stops holding the epoch back, and its lists go to
+  // the orphanage with their tags, since an idle thread would not free them.
+  void go_offline(record& r) noexcept {
+    // release: the reads of our past operations happen before a scan that sees us offline (seq_cst
+    // load in can_advance()), as at a quiescent state.
     r.announce.store(offline, std::memory_order_release);
     r.online = false;
-    r.freeing.drain(r);
-    r.bags.give_all(orphans_);
-    r.pending.flush(gauge_);
+    r.bags.hand_over([&](core::retired_list&& bag, std::uint64_t tag) {
+      this->orphan(r, std::move(bag), tag);
+    });
+  }
+
+  // Thread exit: offline (a quiescent state, even if the thread left inside a guard: it will read
+  // nothing more).
+  void on_thread_exit(record& r) noexcept {
+    go_offline(r);
     r.local_epoch = 0;
-    r.depth = 0;
   }
 
   alignas(core::cache_line) std::atomic<std::uint64_t> epoch_{1};
-  alignas(core::cache_line) core::thread_registry<record, domain> threads_{*this};
-  core::orphanage orphans_;
-  core::pending_gauge gauge_;
 };
 
 template <class... Policies>
 class qsbr<Policies...>::guard : public core::region_guard<domain> {
  public:
-  explicit guard(domain& d = default_domain()) : core::region_guard<domain>(d) {}
+  explicit guard(domain& d = qsbr::default_domain()) : core::region_guard<domain>(d) {}
 };
 
 }  // namespace reclaim

@@ -27,9 +27,9 @@
 #include <string_view>
 
 #include "../concepts.hpp"
-#include "../core/region_guard.hpp"
+#include "../core/domain.hpp"
 #include "../core/policy.hpp"
-#include "../core/record.hpp"
+#include "../core/region_guard.hpp"
 #include "../free/batch.hpp"
 
 namespace reclaim {
@@ -53,7 +53,7 @@ struct empty_freq {
 };
 
 template <class... Policies>
-struct rcu {
+struct rcu : core::scheme_base<rcu<Policies...>> {
   using free_policy = core::find_policy_t<free_policy_kind, batch_free, Policies...>;
   static constexpr unsigned epoch_frequency =
       core::find_policy_t<rcu_epoch_freq_kind, epoch_freq<32>, Policies...>::value;
@@ -75,48 +75,42 @@ struct rcu {
   };
   class domain;
   class guard;
-  static domain& default_domain() {
-    static domain d;
-    return d;
-  }
 };
 
-template <class... Policies>
-class rcu<Policies...>::domain {
-  // No reservation: larger than every epoch (the epoch starts at 1 and grows by one per N retires),
-  // so it never collides with a valid one and the minimum ignores it.
+namespace detail {
+template <class FreePolicy>
+struct rcu_record : core::thread_record<FreePolicy> {
+  // No reservation: larger than every epoch (the epoch starts at 1 and grows by one per N
+  // retires), so it never collides with a valid one and the minimum ignores it.
   static constexpr std::uint64_t none = std::numeric_limits<std::uint64_t>::max();
 
-  struct record : core::thread_record<free_policy> {
-    explicit record(domain&) {}
-    // Read by other threads' scans.
-    alignas(core::cache_line) std::atomic<std::uint64_t> reservation{none};
-    // Owner only.
-    alignas(core::cache_line) core::retired_list retired;
-    unsigned retires_since_bump = 0;
-    unsigned retires_since_scan = 0;
-  };
+  // Read by other threads' scans.
+  alignas(core::cache_line) std::atomic<std::uint64_t> reservation{none};
+  // Owner only.
+  alignas(core::cache_line) core::retired_list retired;
+  unsigned retires_since_bump = 0;
+  unsigned retires_since_scan = 0;
+
+  void destroy_garbage() noexcept { retired.destroy_all(); }
+};
+}  // namespace detail
+
+template <class... Policies>
+class rcu<Policies...>::domain : public core::domain_base<domain, detail::rcu_record<free_policy>> {
+  using record = detail::rcu_record<free_policy>;
+  using base = core::domain_base<domain, record>;
+  static constexpr std::uint64_t none = record::none;
 
  public:
   domain() = default;
-  domain(const domain&) = delete;
-  domain& operator=(const domain&) = delete;
-  ~domain() {
-    threads_.close();
-    threads_.for_each([](record& r) {
-      r.freeing.drain(r);
-      r.retired.destroy_all();
-    });
-  }
-
-  reclaim::stats stats() const { return core::collect_stats(threads_, gauge_); }
+  ~domain() { this->shutdown(); }
 
  private:
   friend class core::region_guard<domain>;
-  friend class core::thread_registry<record, domain>;
+  friend base;
 
   record& begin(record& r) {
-    if (!r.enter()) return r;
+    if (r.enter() != 0) return r;
     // seq_cst loads and exchange: the order S of the argument in retire(); the loads pair with the
     // seq_cst RMWs on the epoch, the exchange with the seq_cst load in scan().
     std::uint64_t e = epoch_.load(std::memory_order_seq_cst);
@@ -154,7 +148,7 @@ class rcu<Policies...>::domain {
     // would not synchronize with the readers that read later epochs.
     node->retire_epoch = epoch_.fetch_add(0, std::memory_order_seq_cst);
     r.retired.push(node);
-    r.count_retired(gauge_);
+    r.count_retired(this->gauge_);
     if (++r.retires_since_bump >= epoch_frequency) [[unlikely]] {
       r.retires_since_bump = 0;
       // seq_cst: an RMW in the release sequence of every stamp read before it.
@@ -171,9 +165,10 @@ class rcu<Policies...>::domain {
   // orphanage's release/acquire carries their stamps' RMWs to us), take the minimum reservation,
   // free what is older than it.
   [[gnu::noinline]] void scan(record& r) {
-    if (!orphans_.empty()) r.retired.splice(orphans_.take_all());
+    r.retired.splice(this->adopt_orphans());
     std::uint64_t min = none;
-    for (const record* other = threads_.head(); other; other = decltype(threads_)::next_of(other)) {
+    for (const record* other = this->threads_.head(); other;
+         other = decltype(this->threads_)::next_of(other)) {
       // seq_cst: pairs with the exchange in begin(); acquire part: pairs with the release store in
       // end() and detach().
       std::uint64_t v = other->reservation.load(std::memory_order_seq_cst);
@@ -184,31 +179,25 @@ class rcu<Policies...>::domain {
       return static_cast<node_base*>(h)->retire_epoch < min;
     });
     core::counters::add(r.ctr.scans, 1);
-    r.release_safe(std::move(safe), gauge_);
+    r.release_safe(std::move(safe), this->gauge_);
   }
 
   // Thread exit: no reservation any more (even if the thread left inside a guard), the retired list
-  // goes to the orphanage with its stamps.
-  void detach(record& r) noexcept {
+  // goes to the orphanage, each node with its stamp. The counters are kept: short-lived threads
+  // that reuse this record still bump and scan.
+  void on_thread_exit(record& r) noexcept {
     // release: pairs with the seq_cst load in scan().
     r.reservation.store(none, std::memory_order_release);
-    r.freeing.drain(r);
-    orphans_.give(std::move(r.retired));
-    r.pending.flush(gauge_);
-    // The counters are kept: short-lived threads that reuse this record still bump and scan.
-    r.depth = 0;
+    this->orphan(r, std::move(r.retired));
   }
 
   alignas(core::cache_line) std::atomic<std::uint64_t> epoch_{1};
-  alignas(core::cache_line) core::thread_registry<record, domain> threads_{*this};
-  core::orphanage orphans_;
-  core::pending_gauge gauge_;
 };
 
 template <class... Policies>
 class rcu<Policies...>::guard : public core::region_guard<domain> {
  public:
-  explicit guard(domain& d = default_domain()) : core::region_guard<domain>(d) {}
+  explicit guard(domain& d = rcu::default_domain()) : core::region_guard<domain>(d) {}
 };
 
 }  // namespace reclaim

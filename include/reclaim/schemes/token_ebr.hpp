@@ -36,7 +36,8 @@
 //    go to is parked in the domain and the next thread to start an operation picks it up.
 //  - The periodic check really runs between frees (the published artifact never reaches it), and
 //    the token is handed over with release/acquire RMWs, never plain stores.
-//  - Exited threads' bags go to the orphanage; the next thread to start an operation adopts them.
+//  - Exited threads' bags go to the orphanage stamped with the round count, and whoever receives
+//    the token three rounds later frees them (orphan_safe()).
 //
 // Why a node in the previous bag is safe at the next receipt (C++ memory model). Let X retire n (after
 // its unlink) and later receive the token (receipt k): n moves to X's previous bag, and X passes the
@@ -79,8 +80,8 @@
 #include <type_traits>
 
 #include "../concepts.hpp"
+#include "../core/domain.hpp"
 #include "../core/policy.hpp"
-#include "../core/record.hpp"
 #include "../core/region_guard.hpp"
 #include "../core/timeline.hpp"
 #include "../free/amortized.hpp"
@@ -115,7 +116,7 @@ struct token_no_check {
 }  // namespace detail
 
 template <class Order, class... Policies>
-struct token_ebr {
+struct token_ebr : core::scheme_base<token_ebr<Order, Policies...>> {
   using free_policy = core::find_policy_t<free_policy_kind, batch_free, Policies...>;
   // Frees between two looks for the token while a bag is freed; 0: no look.
   static constexpr unsigned frees_per_check =
@@ -137,13 +138,8 @@ struct token_ebr {
   static constexpr bool bounds_garbage = false;
   static constexpr unsigned needs = needs_nothing;
 
-  using node_base = core::retired_hook;
   class domain;
   class guard;
-  static domain& default_domain() {
-    static domain d;
-    return d;
-  }
 };
 
 template <class... Policies>
@@ -156,41 +152,44 @@ using token_periodic = token_ebr<token_order::pass_then_free, Policies..., token
 template <class... Policies>
 using token_af = token_ebr<token_order::pass_then_free, Policies..., amortized_free<1>>;
 
-template <class Order, class... Policies>
-class token_ebr<Order, Policies...>::domain {
+namespace detail {
+template <class FreePolicy>
+struct token_record : core::thread_record<FreePolicy> {
   // A record's state: active while its thread is inside an operation (or serving the token);
   // token while the token waits there (only ever on an active record); fresh until the record's
   // first operation (see join_ring()).
   static constexpr std::uint64_t active_bit = 1, token_bit = 2, fresh_bit = 4;
+  static constexpr unsigned orphan_batches = 2;
 
-  struct record : core::thread_record<free_policy> {
-    explicit record(domain&) {}
-    // Written by passers (the token, skips) and the owner.
-    alignas(core::cache_line) std::atomic<std::uint64_t> state{fresh_bit};
-    // Owner only.
-    alignas(core::cache_line) core::retired_list current, previous;
-  };
+  // Written by passers (the token, skips) and the owner.
+  alignas(core::cache_line) std::atomic<std::uint64_t> state{fresh_bit};
+  // Owner only.
+  alignas(core::cache_line) core::retired_list current, previous;
+
+  void destroy_garbage() noexcept {
+    current.destroy_all();
+    previous.destroy_all();
+  }
+};
+}  // namespace detail
+
+template <class Order, class... Policies>
+class token_ebr<Order, Policies...>::domain
+    : public core::domain_base<domain, detail::token_record<free_policy>> {
+  using record = detail::token_record<free_policy>;
+  using base = core::domain_base<domain, record>;
+  static constexpr std::uint64_t active_bit = record::active_bit, token_bit = record::token_bit,
+                                 fresh_bit = record::fresh_bit;
 
  public:
   domain() = default;
-  domain(const domain&) = delete;
-  domain& operator=(const domain&) = delete;
-  ~domain() {
-    threads_.close();
-    threads_.for_each([](record& r) {
-      r.freeing.drain(r);
-      r.current.destroy_all();
-      r.previous.destroy_all();
-    });
-  }
-
-  reclaim::stats stats() const { return core::collect_stats(threads_, gauge_); }
+  ~domain() { this->shutdown(); }
 
   // For tests: the places where the token rests (parked, or a record's token bit). While no thread
   // is inside an operation, this is exactly 1.
   std::size_t tokens_at_rest() const noexcept {
     std::size_t n = parked_.load(std::memory_order_acquire) ? 1 : 0;
-    threads_.for_each([&](const record& r) {
+    this->threads_.for_each([&](const record& r) {
       n += (r.state.load(std::memory_order_acquire) & token_bit) != 0;
     });
     return n;
@@ -198,17 +197,16 @@ class token_ebr<Order, Policies...>::domain {
 
  private:
   friend class core::region_guard<domain>;
-  friend class core::thread_registry<record, domain>;
+  friend base;
 
   record& begin(record& r) {
-    if (!r.enter()) return r;
+    if (r.enter() != 0) return r;
     // acquire: pairs with the release part of a skip CAS in pass(), so what the passer knew (the
     // unlinks of nodes it is about to let be freed) happens before this operation's reads. An RMW,
     // not a store: a skip is ordered before or after it in the state's modification order.
     std::uint64_t was = r.state.exchange(active_bit, std::memory_order_acquire);
     if (was & fresh_bit) [[unlikely]] join_ring();
     if (parked_.load(std::memory_order_relaxed)) [[unlikely]] pick_up(r);
-    if (!orphans_.empty()) [[unlikely]] adopt_orphans(r);
     r.freeing.on_operation(r);
     return r;
   }
@@ -227,7 +225,7 @@ class token_ebr<Order, Policies...>::domain {
 
   void retire(record& r, core::retired_hook* node) {
     r.current.push(node);
-    r.count_retired(gauge_);
+    r.count_retired(this->gauge_);
   }
 
   // The token arrived during the operation: serve it while still active, and again each time it
@@ -252,18 +250,12 @@ class token_ebr<Order, Policies...>::domain {
     if (parked_.exchange(false, std::memory_order_acquire)) serve(r);
   }
 
-  // Garbage of exited threads joins our current bag, as if we had retired it now: it was retired
-  // (unlinked) before the give() whose release the acquire in take_all() reads, so before our next
-  // pass, and it is freed at the receipt after that. Adopted at the start of an operation, not at a
-  // receipt (which may come at the end of a thread's last operation before it idles for good).
-  [[gnu::noinline]] void adopt_orphans(record& r) noexcept {
-    r.current.splice(orphans_.take_all());
-  }
-
-  // A receipt: r is active and has the token in hand.
+  // A receipt: r is active and has the token in hand. Garbage of exited threads that is three
+  // rounds old (orphan_safe()) is freed with our previous bag.
   void serve(record& r) noexcept {
     timeline::record_instant(timeline::event::token_receipt, garbage_held(r));
     core::retired_list safe = std::move(r.previous);
+    safe.splice(this->take_safe_orphans([this](std::uint64_t n) { return orphan_safe(n); }));
     r.previous = std::move(r.current);
     if constexpr (Order::passes_first) {
       pass(r);
@@ -276,7 +268,7 @@ class token_ebr<Order, Policies...>::domain {
 
   void free_safe(record& r, core::retired_list& safe) noexcept {
     if constexpr (frees_per_check == 0)
-      r.release_safe(std::move(safe), gauge_);
+      r.release_safe(std::move(safe), this->gauge_);
     else
       free_checking(r, safe);
   }
@@ -293,7 +285,7 @@ class token_ebr<Order, Policies...>::domain {
     }
     batch.done(n);
     r.count_freed(n);
-    r.pending.flush(gauge_);
+    r.pending.flush(this->gauge_);
   }
 
   // The token came back while we free: pass it on at once. The bags do not rotate (the bag being
@@ -321,8 +313,8 @@ class token_ebr<Order, Policies...>::domain {
         } else if (z->state.compare_exchange_weak(s, s, std::memory_order_acq_rel,
                                                   std::memory_order_relaxed)) {
           // The skip (argument (b) above). acquire: pairs with the release CAS in end() or exchange
-          // in detach() that made z inactive; release: pairs with the acquire exchange in z's next
-          // begin().
+          // in on_thread_exit() that made z inactive; release: pairs with the acquire exchange in
+          // z's next begin().
           break;
         }
       }
@@ -331,9 +323,9 @@ class token_ebr<Order, Policies...>::domain {
   }
 
   record* next_in_ring(record& r, record* z) noexcept {
-    if (record* next = decltype(threads_)::next_of(z)) return next;
+    if (record* next = decltype(this->threads_)::next_of(z)) return next;
     complete_round(r);
-    return threads_.head();  // acquire: after the wrap, sees records that joined before it
+    return this->threads_.head();  // acquire: after the wrap, sees records that joined before it
   }
 
   [[gnu::noinline]] void complete_round(record& r) noexcept {
@@ -346,11 +338,31 @@ class token_ebr<Order, Policies...>::domain {
 
   // A new record's first operation: an RMW on rounds_ (a CAS writing the value it read; a
   // fetch_add(0) may be compiled as a fence and a load). acq_rel: pairs with complete_round().
-  [[gnu::noinline]] void join_ring() noexcept {
+  [[gnu::noinline]] void join_ring() noexcept { (void)touch_rounds(); }
+
+  // An RMW on rounds_ that changes nothing; returns the value. acq_rel: every later wrap reads it or
+  // a later RMW of its release sequence (all writes to rounds_ are RMWs).
+  std::uint64_t touch_rounds() noexcept {
     std::uint64_t n = rounds_.load(std::memory_order_relaxed);
     while (!rounds_.compare_exchange_weak(n, n, std::memory_order_acq_rel,
                                           std::memory_order_relaxed)) {
     }
+    return n;
+  }
+
+  // Why orphans stamped n are safe at round n + 3. The wrap to n + 1 reads the exiting thread's RMW
+  // (or a later RMW of its release sequence), so the unlinks happen before that wrap and before
+  // every step of the token after it. Between two wraps the token covers the ring from the head to
+  // the tail, except that a thread whose pass went all the way round parks the token, and whoever
+  // picks it up passes on from its own place: a lap may then skip the records after the parker up
+  // to the picker. A park needs a full loop, which contains a wrap, so a lap has at most one such
+  // gap, right after its first wrap, and the gap of the next lap begins where the picker stands:
+  // no record is in two consecutive gaps. So every record is visited (handed the token, or
+  // skipped while inactive: argument (a) and (b) at the top) between the wraps to n + 1 and n + 3,
+  // after the unlinks; a record that joins later sees them (join_ring()).
+  bool orphan_safe(std::uint64_t stamp) const noexcept {
+    // acquire: pairs with the wraps (RMWs) on rounds_, which carry the visits of the rounds.
+    return rounds_.load(std::memory_order_acquire) >= stamp + 3;
   }
 
   static std::uint64_t garbage_held(const record& r) noexcept {
@@ -358,31 +370,27 @@ class token_ebr<Order, Policies...>::domain {
   }
 
   // Thread exit, possibly inside an operation: the record goes inactive, a token it holds moves on,
-  // its garbage goes to the orphanage, and it is left as a new thread should find it.
-  void detach(record& r) noexcept {
+  // and its bags go to the orphanage stamped with the round count n read by an RMW after every
+  // unlink of their nodes. They are safe once rounds_ reads n + 3 (orphan_safe()).
+  void on_thread_exit(record& r) noexcept {
     // release: pairs with a skip CAS (acquire), as in end(); acquire: pairs with the release CAS
     // in pass() if the token waited here.
     std::uint64_t was = r.state.exchange(0, std::memory_order_acq_rel);
-    r.freeing.drain(r);
-    orphans_.give(std::move(r.current));
-    orphans_.give(std::move(r.previous));
+    const std::uint64_t stamp = touch_rounds();
+    this->orphan(r, std::move(r.current), stamp);
+    this->orphan(r, std::move(r.previous), stamp);
     if (was & token_bit) pass(r);
-    r.pending.flush(gauge_);
-    r.depth = 0;
   }
 
   // Read by every begin(), written rarely: one line.
   alignas(core::cache_line) std::atomic<bool> parked_{true};
-  core::orphanage orphans_;
   alignas(core::cache_line) std::atomic<std::uint64_t> rounds_{0};
-  alignas(core::cache_line) core::thread_registry<record, domain> threads_{*this};
-  core::pending_gauge gauge_;
 };
 
 template <class Order, class... Policies>
 class token_ebr<Order, Policies...>::guard : public core::region_guard<domain> {
  public:
-  explicit guard(domain& d = default_domain()) : core::region_guard<domain>(d) {}
+  explicit guard(domain& d = token_ebr::default_domain()) : core::region_guard<domain>(d) {}
 };
 
 }  // namespace reclaim

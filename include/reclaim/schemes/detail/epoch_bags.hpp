@@ -1,6 +1,8 @@
 // Limbo bags indexed by epoch, shared by the schemes that tag retired nodes with an epoch and free
-// a node once the global epoch is three past its tag (ebr, ner, qsbr). Each scheme argues in its own
-// header why its tag is safe to free at tag + 3; this file only keeps the bookkeeping.
+// a node once the global epoch is three past its tag (debra, ebr, ner, qsbr). Each scheme argues in
+// its own header why its tag is safe to free at tag + 3; this file only keeps the bookkeeping. The
+// rule does not depend on who frees: a thread that exits hands each bag over with its tag, and
+// whoever reads the epoch at tag + 3 or later frees it.
 #pragma once
 #include <cstdint>
 #include <utility>
@@ -17,25 +19,24 @@ class epoch_bags {
   static constexpr unsigned count = 3;
   static constexpr std::uint64_t lag = 3;  // a node tagged t is safe once the epoch is >= t + lag
 
+  // Whether nodes tagged `tag` may be freed by a thread that read `epoch` (with acquire, from the
+  // global epoch).
+  static constexpr bool safe(std::uint64_t tag, std::uint64_t epoch) noexcept {
+    return tag + lag <= epoch;
+  }
+
   // Adds a node tagged t, where t is at most the current global epoch. If bag (t mod 3) still holds
   // an older tag, that tag is at most t - 3 <= epoch - 3, hence safe: free it first.
   template <class Record>
   void push(core::retired_hook* node, std::uint64_t t, Record& r, core::pending_gauge& g) {
-    core::retired_list& bag = make_room(t, r, g);
-    bag.push(node);
-  }
-
-  // Adds a whole list under tag t (adopted garbage), on the same terms as push().
-  template <class Record>
-  void splice(core::retired_list&& list, std::uint64_t t, Record& r, core::pending_gauge& g) {
-    make_room(t, r, g).splice(std::move(list));
+    make_room(t, r, g).push(node);
   }
 
   // The thread saw the global epoch at `epoch`: free every bag whose tag is lag behind it.
   template <class Record>
   void collect(std::uint64_t epoch, Record& r, core::pending_gauge& g) {
     for (unsigned i = 0; i < count; ++i)
-      if (!bags_[i].empty() && tags_[i] + lag <= epoch) r.release_safe(std::move(bags_[i]), g);
+      if (!bags_[i].empty() && safe(tags_[i], epoch)) r.release_safe(std::move(bags_[i]), g);
   }
 
   // Retired nodes held in the bags.
@@ -45,10 +46,10 @@ class epoch_bags {
     return n;
   }
 
-  // Thread exit: everything goes to the orphanage (tags are lost: adopters re-tag, see the
-  // schemes).
-  void give_all(core::orphanage& orphans) noexcept {
-    for (auto& bag : bags_) orphans.give(std::move(bag));
+  // Thread exit: give(list, tag) for each bag, which keeps its age in the orphanage.
+  template <class Give>
+  void hand_over(Give give) noexcept {
+    for (unsigned i = 0; i < count; ++i) give(std::move(bags_[i]), tags_[i]);
   }
 
   // Domain destruction: no thread runs any more.

@@ -1,0 +1,331 @@
+// Thread lifecycles, nesting and misuse: what a real program does to a scheme beyond a benchmark's
+// steady state. Waves of short-lived threads, thread_local objects whose destructors use a
+// container, deleters that use other domains while their thread exits, container operations nested
+// inside a protection the caller holds, and (debug builds) misuse named by an assertion.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "test_support.hpp"
+
+namespace {
+
+using namespace reclaim_test;
+template <class S>
+using list_of = reclaim::ds::lazy_list<S>;
+
+template <class S>
+class every_scheme_lifecycle : public ::testing::Test {};
+TYPED_TEST_SUITE(every_scheme_lifecycle, all_schemes);
+
+template <class S>
+class reclaiming_lifecycle : public ::testing::Test {};
+TYPED_TEST_SUITE(reclaiming_lifecycle, reclaiming_schemes);
+
+// The schemes of the churn test: every reclaiming scheme, and nbr with the lab's default bag.
+using churn_schemes = ::testing::Types<
+    reclaim::debra<>, reclaim::debra<reclaim::amortized_free<1>>, reclaim::ebr<>, reclaim::ner<>,
+    reclaim::qsbr<>, reclaim::rcu<>, reclaim::hp<>, reclaim::hp<reclaim::amortized_free<1>>,
+    reclaim::token_naive<>, reclaim::token_pass_first<>, reclaim::token_periodic<>,
+    reclaim::token_af<>, reclaim::nbr<>, reclaim::nbr_plus<>,
+    reclaim::nbr<reclaim::bag_threshold<64>>, reclaim::nbr_plus<reclaim::bag_threshold<64>>>;
+template <class S>
+class churn : public ::testing::Test {};
+TYPED_TEST_SUITE(churn, churn_schemes);
+
+// One insert/erase pair of `key`: one retired node when both succeed.
+template <class S>
+void pair_of_operations(list_of<S>& list, std::int64_t key) {
+  list.insert(key);
+  list.erase(key);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Garbage of short-lived threads (paper 003, section 4.3: who frees what exited threads left, and
+// when?). Waves of two threads that each run `pairs` insert/erase pairs and exit. What they leave
+// must keep its age in the orphanage and be freed by whoever comes next once it is safe: pending
+// garbage must not grow with the number of waves.
+
+template <class S>
+void check_short_lived_threads(int pairs) {
+  typename S::domain domain;
+  list_of<S> list(domain);
+  const long waves = scaled(5000);
+  for (long w = 0; w < waves; ++w) {
+    std::thread a([&] {
+      for (int i = 0; i < pairs; ++i) pair_of_operations(list, 1);
+    });
+    std::thread b([&] {
+      for (int i = 0; i < pairs; ++i) pair_of_operations(list, 2);
+    });
+    a.join();
+    b.join();
+  }
+  const reclaim::stats after = domain.stats();
+  const char* scheme = ::testing::UnitTest::GetInstance()->current_test_info()->type_param();
+  std::printf("[  churn   ] %s, %d pair(s) per thread, %ld waves: retired %llu, freed %llu, "
+              "pending %llu, epochs %llu\n",
+              scheme, pairs, waves, static_cast<unsigned long long>(after.retired),
+              static_cast<unsigned long long>(after.freed),
+              static_cast<unsigned long long>(after.pending),
+              static_cast<unsigned long long>(after.epochs));
+  EXPECT_EQ(after.retired, static_cast<std::uint64_t>(2 * waves * pairs));
+  EXPECT_EQ(after.threads, 0u) << "every record is released when its thread exits";
+  EXPECT_LE(after.records, 2u) << "exited threads' records are reused";
+  // Garbage left by the last waves only, whatever the number of waves.
+  const std::uint64_t bound =
+      200 * 2 * static_cast<std::uint64_t>(pairs) + resting_garbage<S>(domain);
+  EXPECT_LE(after.pending, bound) << "garbage of short-lived threads piles up";
+
+  // One live thread that keeps working frees what the last waves left.
+  bool drained = eventually([&] {
+    for (int i = 0; i < 16; ++i) pair_of_operations(list, 3);
+    return domain.stats().pending <= resting_garbage<S>(domain);
+  });
+  EXPECT_TRUE(drained) << "pending " << domain.stats().pending;
+  EXPECT_TRUE(list.well_formed());
+  EXPECT_EQ(list.size(), 0u);
+}
+
+TYPED_TEST(churn, garbage_of_short_lived_threads_is_freed_1_pair_each) {
+  check_short_lived_threads<TypeParam>(1);
+}
+
+TYPED_TEST(churn, garbage_of_short_lived_threads_is_freed_15_pairs_each) {
+  check_short_lived_threads<TypeParam>(15);
+}
+
+// ---------------------------------------------------------------------------------------------
+// thread_local objects whose destructors use a container. C++ destroys a thread's thread_local
+// objects in reverse order of construction: one built before the thread's first use of a domain
+// is destroyed after whatever the domain keeps per thread was built, so its destructor must still
+// find the thread registered, and the record must be released when the thread is really done.
+
+template <class S>
+struct list_user {
+  list_of<S>* list = nullptr;
+  std::int64_t key = 0;
+  ~list_user() {
+    if (list) pair_of_operations(*list, key);
+  }
+};
+// A function-local thread_local, built on the first call (GCC registers no destructor for a
+// constant-initialized thread_local variable template).
+template <class S>
+list_user<S>& tls_list_user() {
+  thread_local list_user<S> user;
+  return user;
+}
+
+TYPED_TEST(every_scheme_lifecycle, thread_local_destructor_may_use_a_container) {
+  using S = TypeParam;
+  typename S::domain domain;
+  list_of<S> list(domain);
+  std::thread([&] {
+    tls_list_user<S>().list = &list;  // constructed before the thread's first use of the domain
+    tls_list_user<S>().key = 7;
+    pair_of_operations(list, 8);
+  }).join();
+  const reclaim::stats s = domain.stats();
+  EXPECT_EQ(s.threads, 0u)
+      << "the record taken again by the thread_local destructor was not released";
+  EXPECT_EQ(s.retired, 2u) << "both pairs ran, the one of the destructor included";
+  EXPECT_TRUE(list.well_formed());
+  EXPECT_EQ(list.size(), 0u);
+}
+
+TYPED_TEST(every_scheme_lifecycle, thread_local_destructor_may_be_a_threads_first_use) {
+  using S = TypeParam;
+  typename S::domain domain;
+  list_of<S> list(domain);
+  std::thread([&] {
+    tls_list_user<S>().list = &list;
+    tls_list_user<S>().key = 9;
+  }).join();
+  const reclaim::stats s = domain.stats();
+  EXPECT_EQ(s.threads, 0u);
+  EXPECT_EQ(s.retired, 1u);
+  EXPECT_EQ(list.size(), 0u);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Deleters that run while their thread exits (hp's last scan, an amortized policy's drain) may use
+// other domains: make the thread's first use of one, construct one, destroy one. None of that may
+// wait for a lock that thread exit holds.
+
+// Runs `body` in a child process and returns "" if it exited with status 0 within `limit`, or what
+// went wrong: a hang (a deadlock) is killed at the deadline and reported, not waited for.
+template <class Body>
+std::string in_child_process(std::chrono::seconds limit, Body body) {
+  std::fflush(nullptr);
+  const pid_t pid = ::fork();
+  if (pid < 0) return "fork failed";
+  if (pid == 0) {
+    body();
+    std::_Exit(::testing::Test::HasFailure() ? 1 : 0);
+  }
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  int status = 0;
+  while (::waitpid(pid, &status, WNOHANG) == 0) {
+    if (std::chrono::steady_clock::now() > deadline) {
+      ::kill(pid, SIGKILL);
+      ::waitpid(pid, &status, 0);
+      return "the child hung (deadlock) and was killed after " + std::to_string(limit.count()) +
+             " s";
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return "";
+  if (WIFSIGNALED(status))
+    return "the child was killed by signal " + std::to_string(WTERMSIG(status));
+  return "the child exited with status " + std::to_string(WEXITSTATUS(status));
+}
+
+TYPED_TEST(every_scheme_lifecycle, deleters_that_use_other_domains_at_thread_exit_do_not_deadlock) {
+  using S = TypeParam;
+  const std::string outcome = in_child_process(std::chrono::seconds(30), [] {
+    std::atomic<long> destroyed{0};
+    typename S::domain domain, other;
+    other_domains<S>::other = &other;
+    for (int t = 0; t < 4; ++t) {
+      std::thread([&] {
+        typename S::guard g(domain);
+        for (int i = 0; i < 8; ++i)
+          g.template retire<&deleter_using_other_domains<S>>(new tracked<S>(destroyed));
+      }).join();
+    }
+    // Whatever was not freed at thread exit is freed with the domain, by the same deleter.
+    std::thread([&] { retire_many<S>(domain, destroyed, 2000); }).join();
+  });
+  EXPECT_EQ(outcome, "");
+}
+
+// ---------------------------------------------------------------------------------------------
+// A container operation nested inside a protection the caller holds must not take it over: an
+// outer guard protects a node (hazard slot 0; nbr: a write phase reserving it), then runs list
+// operations (which use slots 0 and 1 of their own guards, and their own phases); another thread
+// unlinks and retires the node and churns. The node must survive until the outer guard ends.
+
+template <class S>
+void check_nested_container_operations_keep_protection(bool outer_ends) {
+  std::atomic<long> victim_destroyed{0}, fillers{0};
+  typename S::domain domain;
+  list_of<S> list(domain);
+  for (std::int64_t k = 0; k < 16; ++k) list.insert(2 * k);
+  std::atomic<tracked<S>*> shared{new tracked<S>(victim_destroyed, 42)};
+  gate nested_done, may_release, released, may_exit;
+  std::atomic<bool> intact{false};
+  std::thread holder([&] {
+    {
+      typename S::guard g(domain);
+      RECLAIM_READ_PHASE(g);
+      tracked<S>* p = g.protect(shared, 0);
+      g.write_phase(p);
+      for (std::int64_t k = 0; k < 64; ++k) {
+        list.insert(2 * k + 1);
+        list.contains(k);
+        list.erase(2 * k + 1);
+      }
+      nested_done.open();
+      may_release.wait();
+      intact = p != nullptr && p->payload == 42;
+    }
+    if constexpr (requires { domain.thread_offline(); }) domain.thread_offline();
+    released.open();
+    may_exit.wait();
+  });
+  nested_done.wait();
+  {
+    typename S::guard g(domain);
+    g.retire(shared.exchange(nullptr));
+  }
+  retire_many<S>(domain, fillers, scaled(4000));
+  EXPECT_EQ(victim_destroyed.load(), 0) << "freed while an outer guard still protected it";
+  may_release.open();
+  released.wait();
+  EXPECT_TRUE(intact.load()) << "the holder read a damaged node";
+  if (outer_ends) {
+    const bool freed = eventually([&] {
+      retire_many<S>(domain, fillers, 64);
+      return victim_destroyed.load() == 1;
+    });
+    EXPECT_TRUE(freed) << "the node was never freed after the outer guard ended";
+  }
+  may_exit.open();
+  holder.join();
+  EXPECT_TRUE(list.well_formed());
+  EXPECT_EQ(list.size(), 16u);
+}
+
+TYPED_TEST(reclaiming_lifecycle, container_operation_nested_in_a_held_protection_keeps_it) {
+  check_nested_container_operations_keep_protection<TypeParam>(false);
+}
+
+TYPED_TEST(reclaiming_lifecycle, protection_held_around_nested_operations_ends_with_its_guard) {
+  check_nested_container_operations_keep_protection<TypeParam>(true);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Debug builds name misuse with an assertion instead of crashing later.
+
+#ifndef NDEBUG
+template <class S>
+class misuse : public ::testing::Test {
+ protected:
+  void SetUp() override { GTEST_FLAG_SET(death_test_style, "threadsafe"); }
+};
+using misuse_schemes = ::testing::Types<reclaim::debra<>, reclaim::ebr<>, reclaim::qsbr<>,
+                                        reclaim::rcu<>, reclaim::hp<>, reclaim::token_af<>,
+                                        reclaim::nbr<reclaim::bag_threshold<64>>>;
+TYPED_TEST_SUITE(misuse, misuse_schemes);
+
+TYPED_TEST(misuse, retiring_a_node_twice_is_named) {
+  using S = TypeParam;
+  EXPECT_DEATH(
+      {
+        std::atomic<long> destroyed{0};
+        typename S::domain domain;
+        typename S::guard g(domain);
+        auto* node = new tracked<S>(destroyed);
+        g.retire(node);
+        g.retire(node);
+      },
+      "retired twice");
+}
+
+TYPED_TEST(misuse, destroying_a_domain_while_a_guard_is_held_is_named) {
+  using S = TypeParam;
+  EXPECT_DEATH(
+      {
+        auto* domain = new typename S::domain;
+        typename S::guard g(*domain);
+        delete domain;
+      },
+      "guard");
+}
+
+TYPED_TEST(misuse, using_a_guard_from_another_thread_is_named) {
+  using S = TypeParam;
+  EXPECT_DEATH(
+      {
+        std::atomic<long> destroyed{0};
+        typename S::domain domain;
+        typename S::guard g(domain);
+        std::thread([&] { g.retire(new tracked<S>(destroyed)); }).join();
+      },
+      "another thread");
+}
+#endif
+
+}  // namespace
