@@ -148,6 +148,7 @@ int main(int argc, char** argv) {
       return 0;
     }
     if (!opt->experiment.empty()) return run_experiment(*opt, reg);
+    check_output_files(*opt, /*directories_made=*/false);
     if (opt->dry_run) {
       print_plan({*opt}, reg);
       return 0;

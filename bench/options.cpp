@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "alloc.hpp"
+#include "paths.hpp"
 #include "registry.hpp"
 
 namespace reclaim_bench {
@@ -277,6 +278,17 @@ std::optional<options> parse_command_line(int argc, char** argv, const registry&
     }
   }
   return opt;
+}
+
+void check_output_files(const options& opt, bool directories_made) {
+  if (!opt.out.empty())
+    check_output_path("--out", opt.out, output_use::append, directories_made);
+  if (opt.timeline.empty()) return;
+  check_output_path("--timeline", opt.timeline, output_use::replace, directories_made);
+  if (!opt.out.empty() && same_file(opt.timeline, opt.out))
+    throw usage_error(fmt::format("--timeline: '{}' is the same file as the JSON Lines output "
+                                  "'{}' (the timeline needs a file of its own)",
+                                  opt.timeline, opt.out));
 }
 
 trial_config make_trial_config(const options& opt, const pairing& pair, unsigned threads,

@@ -64,6 +64,12 @@ struct options {
 // Throws usage_error on bad input.
 std::optional<options> parse_command_line(int argc, char** argv, const registry& reg);
 
+// Checks, before anything is written, that the sweep's output files can take its output
+// (check_output_path in paths.hpp): --out, --timeline, and that the timeline is not the --out file
+// under another name. `directories_made`: the caller creates their directories (an experiment).
+// Throws usage_error.
+void check_output_files(const options& opt, bool directories_made);
+
 // The number of trials of a validated sweep, and each of them in the order the lab runs them (ds,
 // threads, alloc, scheme, trial): fn(pair, threads, alloc, trial).
 inline std::size_t trial_count(const options& opt) {

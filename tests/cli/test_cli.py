@@ -18,11 +18,15 @@ Usage: test_cli.py BENCH CHECK, where BENCH is the reclaim-bench executable and 
              per trial, directories made, a run's timeline), flags override its values,
              --dry-run runs nothing, every bad file exits 2 with one line naming the file and
              writes nothing, and every file in experiments/ passes --dry-run in 10 minutes
+  output_paths  --out and --timeline (and an experiment's out and timelines) that are a
+             directory, a device node, a FIFO, the same file as each other (by any name), or in a
+             missing directory are refused before the first trial, and left as they were
 Python 3 standard library only.
 """
 import csv
 import json
 import os
+import stat
 import subprocess
 import sys
 import tempfile
@@ -42,9 +46,18 @@ REQUIRED_FIELDS = [
 ]
 
 
-def bench(*args, env=None):
-    return subprocess.run([BENCH, *args], capture_output=True, text=True, timeout=60,
-                          env=None if env is None else {**os.environ, **env})
+def bench(*args, env=None, timeout=60, cwd=None, preexec_fn=None):
+    """Runs the lab; a run still going after `timeout` seconds is killed and is a failure (the
+    returned status is then None)."""
+    try:
+        return subprocess.run([os.path.abspath(BENCH), *args], capture_output=True, text=True,
+                              timeout=timeout, cwd=cwd, preexec_fn=preexec_fn,
+                              env=None if env is None else {**os.environ, **env})
+    except subprocess.TimeoutExpired as e:
+        failures.append(f"{' '.join(args)}: still running after {timeout} s (killed)")
+        text = [x.decode(errors="replace") if isinstance(x, bytes) else x or ""
+                for x in (e.stdout, e.stderr)]
+        return subprocess.CompletedProcess(e.cmd, None, *text)
 
 
 def check(condition, what):
@@ -790,8 +803,107 @@ def test_experiment_bad_input(tmp):
     refused(text, "--experiment: not with `list`", ["list"])
 
 
+# --- output paths ------------------------------------------------------------------------------
+
+SENTINEL = '{"sentinel": true}\n'
+QUICK = ["--seconds", "0.05", "--keys", "100"]  # a trial that takes no time
+
+
+def check_one_line(r, status, name, needle):
+    """r ended with `status` and one line on stderr that names the program and contains needle."""
+    check(r.returncode == status, f"{name}: exit status {r.returncode}, expected {status}: "
+                                  f"{r.stderr!r}")
+    lines = r.stderr.splitlines()
+    if check(len(lines) == 1 and r.stderr.endswith("\n"), f"{name}: not one line: {r.stderr!r}"):
+        check(lines[0].startswith("reclaim-bench: "), f"{name}: no program name: {lines[0]!r}")
+        check(needle in lines[0], f"{name}: {lines[0]!r} does not mention {needle!r}")
+
+
+def test_output_paths(tmp):
+    out = os.path.join(tmp, "out.jsonl")
+    write(out, SENTINEL)
+
+    def refused(args, needle, cwd=None):
+        r = bench(*QUICK, *args, cwd=cwd, timeout=20)
+        name = " ".join(args)
+        check_one_line(r, 2, name, needle)
+        check(r.stdout == "", f"{name}: ran trials before refusing: {r.stdout!r}")
+        check(read(out) == SENTINEL, f"{name}: modified {out}")
+
+    # A directory, refused before the first trial (not after every trial ran).
+    directory = os.path.join(tmp, "dir")
+    os.mkdir(directory)
+    refused(["--out", directory], f"--out: '{directory}' is a directory, not a regular file")
+    refused(["--out", out, "--timeline", directory],
+            f"--timeline: '{directory}' is a directory, not a regular file")
+    check(os.listdir(directory) == [], f"directory: wrote {os.listdir(directory)}")
+
+    # Files that are not regular files: the lab would block opening a FIFO, or rename over it.
+    fifo = os.path.join(tmp, "fifo")
+    os.mkfifo(fifo)
+    refused(["--out", fifo], f"--out: '{fifo}' is a FIFO, not a regular file")
+    refused(["--out", out, "--timeline", fifo], f"--timeline: '{fifo}' is a FIFO")
+    check(stat.S_ISFIFO(os.stat(fifo).st_mode), "the FIFO was replaced")
+    # /dev/full only as --out: an old lab renamed the timeline over it.
+    refused(["--out", "/dev/full"], "--out: '/dev/full' is a character device, not a regular file")
+    full_link = os.path.join(tmp, "full-link")
+    os.symlink("/dev/full", full_link)
+    refused(["--out", full_link], "is a character device")
+    node = os.path.join(tmp, "full")  # a device node of our own: /dev/full's numbers
+    try:
+        os.mknod(node, 0o666 | stat.S_IFCHR, os.makedev(1, 7))
+    except OSError:
+        node = None  # not root, or no CAP_MKNOD
+    if node:
+        refused(["--out", out, "--timeline", node], f"--timeline: '{node}' is a character device")
+        check(stat.S_ISCHR(os.stat(node).st_mode), "the device node was replaced")
+
+    # The timeline is the --out file: the same path, relative, through a symbolic or a hard link.
+    os.symlink(out, os.path.join(tmp, "sym.jsonl"))
+    os.link(out, os.path.join(tmp, "hard.jsonl"))
+    for timeline in [out, "out.jsonl", "./sub/../out.jsonl", "sym.jsonl", "hard.jsonl"]:
+        os.makedirs(os.path.join(tmp, "sub"), exist_ok=True)
+        refused(["--out", out, "--timeline", timeline], "is the same file as the JSON Lines output",
+                cwd=tmp)
+    # ... and before either exists.
+    new = os.path.join(tmp, "new.jsonl")
+    refused(["--out", new, "--timeline", os.path.join(tmp, "sub", "..", "new.jsonl")],
+            "is the same file as the JSON Lines output")
+    check(not os.path.exists(new), "same file: created the --out file")
+
+    # A missing or unusable directory.
+    refused(["--out", os.path.join(out, "x.jsonl")], "--out: cannot open")  # under a file
+    refused(["--out", out, "--timeline", os.path.join(tmp, "no", "t.csv")],
+            "--timeline: cannot create")
+
+    # Experiment files: their out and each run's timeline, with the file and line.
+    experiment = os.path.join(tmp, "paths.toml")
+    good_run = '[[run]]\nds = "hm_list"\nseconds = 0.05\nkeys = 100\n'
+    for text, needle in [
+            (f'title = "t"\nout = {toml_string(directory)}\n{good_run}',
+             f"paths.toml:2: [[run]] 1: out: '{directory}' is a directory"),
+            (f'title = "t"\nout = {toml_string(out)}\n{good_run}timeline = {toml_string(fifo)}\n',
+             f"paths.toml:7: [[run]] 1: timeline: '{fifo}' is a FIFO"),
+            (f'title = "t"\nout = {toml_string(out)}\n{good_run}{good_run}'
+             f'timeline = {toml_string(out)}\n',
+             "paths.toml:11: [[run]] 2: timeline: "),
+            (f'title = "t"\nout = {toml_string(new)}\n{good_run}timeline = "new.jsonl"\n',
+             "is the same file as the JSON Lines output")]:
+        write(experiment, text)
+        r = bench("--experiment", experiment, cwd=tmp, timeout=20)
+        check_one_line(r, 2, f"experiment {needle!r}", needle)
+        check(read(out) == SENTINEL and not os.path.exists(new), f"experiment {needle!r}: wrote")
+    # Directories an experiment creates count as creatable.
+    write(experiment, f'title = "t"\nout = {toml_string(os.path.join(tmp, "a", "b", "o.jsonl"))}'
+                      f'\n{good_run}')
+    r = bench("--experiment", experiment, "--dry-run")
+    check(r.returncode == 0 and not os.path.exists(os.path.join(tmp, "a")),
+          f"experiment in new directories, dry run: {r.returncode} {r.stderr!r}")
+
+
 CHECKS = {"bad_input": test_bad_input, "list": test_list, "run": test_run, "alloc": test_alloc,
-          "timeline": test_timeline, "stall": test_stall, "experiment": test_experiment}
+          "timeline": test_timeline, "stall": test_stall, "experiment": test_experiment,
+          "output_paths": test_output_paths}
 
 if __name__ == "__main__":
     with tempfile.TemporaryDirectory(prefix="reclaim-bench-cli-") as tmp:
