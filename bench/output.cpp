@@ -1,6 +1,7 @@
 #include "output.hpp"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -130,11 +131,28 @@ jsonl_file::~jsonl_file() { ::close(fd_); }
 
 void jsonl_file::append(const nlohmann::ordered_json& record) {
   const std::string line = record.dump() + '\n';
-  // One write(2) of the whole line: there is no user-space buffer to flush afterwards.
-  const ssize_t written = ::write(fd_, line.data(), line.size());
-  if (written < 0) throw std::system_error(errno, std::generic_category(), "writing " + path_);
-  if (static_cast<std::size_t>(written) != line.size())
-    throw std::runtime_error("short write to " + path_);
+  // Where the line begins: the end of the file before it is appended (O_APPEND).
+  struct stat before {};
+  if (::fstat(fd_, &before) != 0)
+    throw std::system_error(errno, std::generic_category(), "writing to " + path_);
+  // Normally one write(2) of the whole line. A short one (the disk filled up, the file size limit)
+  // is followed by another for the rest, which either succeeds or says why it cannot.
+  for (std::string_view rest = line; !rest.empty();) {
+    const ssize_t n = ::write(fd_, rest.data(), rest.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      // The line must be whole or not there at all: the next run's first line would be glued to
+      // a partial one. Cut the file back to where the line began.
+      const int error = n < 0 ? errno : EIO;
+      const std::string undo = ::ftruncate(fd_, before.st_size) == 0
+                                   ? "the partial line was removed"
+                                   : fmt::format("the partial line could not be removed: {}",
+                                                 std::strerror(errno));
+      throw std::runtime_error(fmt::format("cannot append a JSON line to '{}': {} ({})", path_,
+                                           std::strerror(error), undo));
+    }
+    rest.remove_prefix(static_cast<std::size_t>(n));
+  }
 }
 
 // Name columns as wide as the longest registered name; numbers right-aligned.

@@ -31,7 +31,8 @@ struct finished_trial {
 nlohmann::ordered_json to_json(const finished_trial& t, const run_context& ctx);
 
 // A JSON Lines file opened for appending. Each record is one line written with a single write(2)
-// on an O_APPEND descriptor, so a crash or a concurrent writer never leaves a partial line.
+// on an O_APPEND descriptor, so a concurrent writer never splits it; a write that fails part way
+// (a full disk, the file size limit) is undone, so the file holds whole lines only.
 class jsonl_file {
  public:
   explicit jsonl_file(const std::string& path);  // creates the file if needed; throws usage_error
@@ -39,7 +40,9 @@ class jsonl_file {
   jsonl_file(const jsonl_file&) = delete;
   jsonl_file& operator=(const jsonl_file&) = delete;
 
-  void append(const nlohmann::ordered_json& record);  // throws std::system_error if the write fails
+  // Throws std::runtime_error naming the cause (errno's text) if the line cannot be written whole;
+  // the file is then as it was before.
+  void append(const nlohmann::ordered_json& record);
 
  private:
   std::string path_;

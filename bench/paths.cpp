@@ -1,5 +1,6 @@
 #include "paths.hpp"
 
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -24,6 +25,19 @@ std::string_view file_type(mode_t mode) {
   return "not a regular file";
 }
 
+// The last byte of the regular file `path` of `size` bytes (> 0); -1 with errno set if it cannot
+// be read.
+int last_byte(const std::string& path, off_t size) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return -1;
+  unsigned char byte = 0;
+  const ssize_t n = ::pread(fd, &byte, 1, size - 1);
+  const int error = n < 0 ? errno : EIO;  // 0 bytes: the file shrank meanwhile
+  ::close(fd);
+  errno = error;
+  return n == 1 ? byte : -1;
+}
+
 }  // namespace
 
 void check_output_path(std::string_view flag, const std::string& path, output_use use,
@@ -41,6 +55,15 @@ void check_output_path(std::string_view flag, const std::string& path, output_us
                                     append ? "appends JSON lines to" : "replaces"));
     if (append) {
       if (::access(path.c_str(), W_OK) != 0) throw cannot(errno);
+      if (st.st_size > 0) {
+        const int last = last_byte(path, st.st_size);
+        if (last < 0) throw cannot(errno);
+        if (last != '\n')
+          throw usage_error(fmt::format(
+              "{}: the last line of '{}' is incomplete (no newline at its end: a run cut short?); "
+              "remove it (sed -i '$d' '{}') or append to another file",
+              flag, path, path));
+      }
       return;
     }
   } else if (errno != ENOENT) {

@@ -13,8 +13,9 @@ namespace reclaim_bench {
 enum class output_use { append, replace };
 
 // Throws usage_error ("FLAG: ...") unless `path` can take the lab's output. An existing path must
-// be a regular file (not a directory, a device such as /dev/full, a FIFO or a socket). A new file,
-// or a replacement, is made in the file's directory, which must exist and be writable;
+// be a regular file (not a directory, a device such as /dev/full, a FIFO or a socket), and a file
+// to append to must end with a newline (a partial last line would be glued to the next record). A
+// new file, or a replacement, is made in the file's directory, which must exist and be writable;
 // with `directories_made` (an experiment creates the directories of its outputs) the nearest
 // directory that exists must be writable instead.
 void check_output_path(std::string_view flag, const std::string& path, output_use use,

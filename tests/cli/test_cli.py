@@ -21,11 +21,16 @@ Usage: test_cli.py BENCH CHECK, where BENCH is the reclaim-bench executable and 
   output_paths  --out and --timeline (and an experiment's out and timelines) that are a
              directory, a device node, a FIFO, the same file as each other (by any name), or in a
              missing directory are refused before the first trial, and left as they were
+  write_errors  a JSON line cut short (the file size limit) is rolled back: the file holds whole
+             lines only, and the run stops with one line naming the cause; an --out file whose last
+             line is incomplete is refused
 Python 3 standard library only.
 """
 import csv
 import json
 import os
+import resource
+import signal
 import stat
 import subprocess
 import sys
@@ -901,9 +906,50 @@ def test_output_paths(tmp):
           f"experiment in new directories, dry run: {r.returncode} {r.stderr!r}")
 
 
+# --- write errors ------------------------------------------------------------------------------
+
+def limit_file_size(size):
+    """A preexec_fn: files may grow to `size` bytes; a write past it is cut short, the next one
+    fails with EFBIG (SIGXFSZ ignored: it would kill the lab instead)."""
+    def preexec():
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (size, size))
+    return preexec
+
+
+def test_write_errors(tmp):
+    # The file size limit falls in the middle of the second line: the first is written, the second
+    # is cut short and must be rolled back, and the run stops there with the cause.
+    probe = os.path.join(tmp, "probe.jsonl")
+    r = bench(*QUICK, "--out", probe)
+    line = len(read(probe).splitlines()[0]) + 1 if r.returncode == 0 else 1000
+    out = os.path.join(tmp, "out.jsonl")
+    write(out, SENTINEL)
+    limit = len(SENTINEL) + line + line // 2
+    r = bench(*QUICK, "--trials", "3", "--out", out, preexec_fn=limit_file_size(limit))
+    check_one_line(r, 1, "file size limit", "File too large")
+    check(f"'{out}'" in r.stderr and "the partial line was removed" in r.stderr,
+          f"file size limit: the error does not name the file or the rollback: {r.stderr!r}")
+    text = read(out)
+    check(text.startswith(SENTINEL) and text.endswith("\n"),
+          f"file size limit: a partial line left: {text[-80:]!r}")
+    records = load_lines(out)
+    check(len(records) == 2, f"file size limit: {len(records)} lines, expected the sentinel and one")
+    check(r.stdout.count("lazy_list ") == 1 and "Summary" not in r.stdout,
+          f"file size limit: the run did not stop at the failed write: {r.stdout!r}")
+
+    # A file whose last line is incomplete (an older lab, a crash) is refused, untouched.
+    partial = SENTINEL + '{"ds": "lazy_list", "thr'
+    write(out, partial)
+    r = bench(*QUICK, "--out", out)
+    check_one_line(r, 2, "incomplete last line",
+                   f"--out: the last line of '{out}' is incomplete")
+    check(r.stdout == "" and read(out) == partial, "incomplete last line: ran or wrote")
+
+
 CHECKS = {"bad_input": test_bad_input, "list": test_list, "run": test_run, "alloc": test_alloc,
           "timeline": test_timeline, "stall": test_stall, "experiment": test_experiment,
-          "output_paths": test_output_paths}
+          "output_paths": test_output_paths, "write_errors": test_write_errors}
 
 if __name__ == "__main__":
     with tempfile.TemporaryDirectory(prefix="reclaim-bench-cli-") as tmp:
