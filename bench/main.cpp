@@ -58,7 +58,7 @@ child_outcome run_point(const options& opt, const pairing& pair, const trial_con
 
 // `timeline` receives the trials' timelines when opt.timeline names a file.
 int run_sweep(const options& opt, const registry& reg, timeline_file* timeline) {
-  // Opened only now that every argument has been checked: bad input never touches the file.
+  // Opened at the first line: a run in which no trial ran leaves no file.
   std::optional<jsonl_file> out;
   if (!opt.out.empty()) out.emplace(opt.out);
 

@@ -59,6 +59,16 @@ std::vector<std::string> split_list(std::string_view flag, std::string_view text
   }
 }
 
+// A value listed twice would run the same points twice under the same trial numbers.
+template <class T>
+void refuse_duplicates(std::string_view flag, const std::vector<T>& items) {
+  for (auto it = items.begin(); it != items.end(); ++it)
+    if (std::find(items.begin(), it, *it) != it)
+      throw usage_error(fmt::format("{}: '{}' is listed twice (each value runs once; --trials N "
+                                    "repeats a point)",
+                                    flag, *it));
+}
+
 std::vector<std::string> parse_names(std::string_view flag, std::string_view what,
                                      std::string_view text,
                                      const std::vector<std::string_view>& accepted) {
@@ -68,6 +78,7 @@ std::vector<std::string> parse_names(std::string_view flag, std::string_view wha
       throw usage_error(fmt::format("{}: unknown {} '{}' (accepted: {})", flag, what, name,
                                     fmt::join(accepted, ", ")));
   }
+  refuse_duplicates(flag, names);
   return names;
 }
 
@@ -220,6 +231,7 @@ std::optional<options> parse_command_line(int argc, char** argv, const registry&
   for (const std::string& t : split_list("--threads", threads))
     opt.threads.push_back(
         static_cast<unsigned>(parse_uint("--threads", t, 1, max_threads, positive_threads)));
+  refuse_duplicates("--threads", opt.threads);
   const std::vector<std::string_view> allocators(std::begin(allocator_names),
                                                  std::end(allocator_names));
   opt.allocs = parse_names("--alloc", "allocator", alloc, allocators);

@@ -121,16 +121,16 @@ nlohmann::ordered_json to_json(const finished_trial& t, const run_context& ctx) 
   return j;
 }
 
-jsonl_file::jsonl_file(const std::string& path)
-    : path_(path), fd_(::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644)) {
-  if (fd_ < 0)
-    throw usage_error(fmt::format("--out: cannot open '{}': {}", path, std::strerror(errno)));
+jsonl_file::~jsonl_file() {
+  if (fd_ >= 0) ::close(fd_);
 }
-
-jsonl_file::~jsonl_file() { ::close(fd_); }
 
 void jsonl_file::append(const nlohmann::ordered_json& record) {
   const std::string line = record.dump() + '\n';
+  if (fd_ < 0) {
+    fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    if (fd_ < 0) throw std::system_error(errno, std::generic_category(), "opening " + path_);
+  }
   // Where the line begins: the end of the file before it is appended (O_APPEND).
   struct stat before {};
   if (::fstat(fd_, &before) != 0)

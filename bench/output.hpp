@@ -4,6 +4,7 @@
 #include <cstddef>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -33,9 +34,11 @@ nlohmann::ordered_json to_json(const finished_trial& t, const run_context& ctx);
 // A JSON Lines file opened for appending. Each record is one line written with a single write(2)
 // on an O_APPEND descriptor, so a concurrent writer never splits it; a write that fails part way
 // (a full disk, the file size limit) is undone, so the file holds whole lines only.
+// The file is opened (and created if needed) at the first append, so a run in which no trial ran
+// leaves no empty file behind; check_output_files() has checked that it can be.
 class jsonl_file {
  public:
-  explicit jsonl_file(const std::string& path);  // creates the file if needed; throws usage_error
+  explicit jsonl_file(std::string path) : path_(std::move(path)) {}
   ~jsonl_file();
   jsonl_file(const jsonl_file&) = delete;
   jsonl_file& operator=(const jsonl_file&) = delete;
@@ -46,7 +49,7 @@ class jsonl_file {
 
  private:
   std::string path_;
-  int fd_;
+  int fd_ = -1;  // not open yet
 };
 
 // The per-trial table on stdout, printed row by row as trials finish.

@@ -2,8 +2,9 @@
 """Command-line tests of reclaim-bench, the lab (DESIGN.md section 5).
 
 Usage: test_cli.py BENCH CHECK, where BENCH is the reclaim-bench executable and CHECK one of:
-  bad_input  every kind of bad input exits with status 2 and one line on stderr naming the flag,
-             and leaves the --out file alone (not created; an existing one unchanged)
+  bad_input  every kind of bad input (a value listed twice included) exits with status 2 and one
+             line on stderr naming the flag, and leaves the --out file alone (not created; an
+             existing one unchanged)
   list       `reclaim-bench list` prints schemes, containers, allocators and the matrix
   run        short valid runs write one parseable, validated JSON line per trial
   alloc      --alloc: a sweep over every allocator records the one detected in each trial; an
@@ -24,6 +25,7 @@ Usage: test_cli.py BENCH CHECK, where BENCH is the reclaim-bench executable and 
   write_errors  a JSON line cut short (the file size limit) is rolled back: the file holds whole
              lines only, and the run stops with one line naming the cause; an --out file whose last
              line is incomplete is refused
+  lazy_out   no --out file is created when no trial ran (every trial not run, a dry run)
 Python 3 standard library only.
 """
 import csv
@@ -121,6 +123,11 @@ BAD_INPUTS = [
     (["--sample-ms", "60001"], "--sample-ms: expected whole milliseconds"),
     (["--sample-ms", "0.5"], "--sample-ms"),
     (["--sample-ms", "abc"], "--sample-ms"),
+    # A value listed twice would run its points twice under the same trial numbers.
+    (["--scheme", "debra,debra"], "--scheme: 'debra' is listed twice (each value runs once"),
+    (["--ds", "hm_list,lazy_list,hm_list"], "--ds: 'hm_list' is listed twice"),
+    (["--threads", "1,2,01"], "--threads: '1' is listed twice"),
+    (["--alloc", "glibc,glibc"], "--alloc: 'glibc' is listed twice"),
     # CLI11's own parse errors
     (["--bogus"], "--bogus"),
     (["--threads", "1", "--threads", "2"], "--threads"),
@@ -421,7 +428,7 @@ def test_alloc(tmp):
                   env={"RECLAIM_BENCH_ALLOC_DIR": fake})
         check(r.returncode == 1 and "requested jemalloc, but the allocator in effect is mimalloc"
               in r.stderr, f"fake jemalloc: {r.returncode} {r.stderr!r}")
-        check(not os.path.exists(out) or read(out) == "", f"fake jemalloc: wrote {out}")
+        check(not os.path.exists(out), f"fake jemalloc: created {out}")
 
 
 # --- timeline --------------------------------------------------------------------------------
@@ -742,6 +749,7 @@ BAD_EXPERIMENTS = [
     ("[[run]]\nscheme = [\"none\", \"foo\"]\n",
      "[[run]] 2: scheme: unknown scheme 'foo' (accepted: none, debra, hp"),
     ("[[run]]\nds = \"foo\"\n", "[[run]] 2: ds: unknown container 'foo' (accepted: lazy_list"),
+    ("[[run]]\nscheme = [\"debra\", \"debra\"]\n", "[[run]] 2: scheme: 'debra' is listed twice"),
     ("[[run]]\nalloc = \"foo\"\n",
      "[[run]] 2: alloc: unknown allocator 'foo' (accepted: glibc, jemalloc"),
     ("[[run]]\nthreads = 0\n", "[[run]] 2: threads: expected a positive integer"),
@@ -947,9 +955,41 @@ def test_write_errors(tmp):
     check(r.stdout == "" and read(out) == partial, "incomplete last line: ran or wrote")
 
 
+# --- lazy --out ----------------------------------------------------------------------------------
+
+def test_lazy_out(tmp):
+    # No trial ran: no --out file, not even an empty one; from the command line and an experiment.
+    listed = allocator_lines()
+    preload = next((listed[a].split(" ")[0] for a in ("jemalloc", "mimalloc")
+                    if listed.get(a, "").startswith("/")), None)
+    if preload:
+        out = os.path.join(tmp, "not-run.jsonl")
+        r = bench(*QUICK, "--trials", "2", "--out", out, env={"LD_PRELOAD": preload})
+        check(r.returncode == 1 and r.stderr.count("TRIAL NOT RUN") == 2,
+              f"every trial not run: {r.returncode} {r.stderr!r}")
+        check(not os.path.exists(out), "every trial not run: created the --out file")
+        out = os.path.join(tmp, "experiment.jsonl")
+        experiment = os.path.join(tmp, "e.toml")
+        write(experiment, f'title = "t"\nout = {toml_string(out)}\n[[run]]\nseconds = 0.05\n'
+                          'keys = 100\n')
+        r = bench("--experiment", experiment, env={"LD_PRELOAD": preload})
+        check(r.returncode == 1 and not os.path.exists(out),
+              f"experiment, every trial not run: {r.returncode}, created the out file")
+    else:
+        print("note: neither jemalloc nor mimalloc is installed; the not-run case is skipped")
+    # A dry run creates nothing either.
+    out = os.path.join(tmp, "dry.jsonl")
+    r = bench(*QUICK, "--dry-run", "--out", out)
+    check(r.returncode == 0 and not os.path.exists(out), "dry run: created the --out file")
+    # The first line creates the file.
+    r = bench(*QUICK, "--out", out)
+    check(r.returncode == 0 and len(load_lines(out)) == 1, f"one trial: {r.returncode}")
+
+
 CHECKS = {"bad_input": test_bad_input, "list": test_list, "run": test_run, "alloc": test_alloc,
           "timeline": test_timeline, "stall": test_stall, "experiment": test_experiment,
-          "output_paths": test_output_paths, "write_errors": test_write_errors}
+          "output_paths": test_output_paths, "write_errors": test_write_errors,
+          "lazy_out": test_lazy_out}
 
 if __name__ == "__main__":
     with tempfile.TemporaryDirectory(prefix="reclaim-bench-cli-") as tmp:
