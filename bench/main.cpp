@@ -63,7 +63,8 @@ int run_sweep(const options& opt, const registry& reg, timeline_file* timeline) 
   if (!opt.out.empty()) out.emplace(opt.out);
 
   const run_context ctx{git_commit(), std::thread::hardware_concurrency()};
-  const std::size_t total = trial_count(opt);
+  const std::size_t total = trial_count(opt, reg);
+  print_skipped_pairs(opt, reg);
   const progress bar(total);
   const trial_table table(reg);
   std::vector<finished_trial> done;

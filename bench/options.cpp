@@ -282,14 +282,31 @@ std::optional<options> parse_command_line(int argc, char** argv, const registry&
       throw usage_error("--child-trial: one container, scheme, thread count and allocator only");
   }
 
-  for (const std::string& d : opt.ds) {
-    for (const std::string& s : opt.schemes) {
-      const pairing* p = reg.find(d, s);
-      if (!p->supported())
-        throw usage_error(fmt::format("{} does not support {}: {}", d, s, p->why_not));
-    }
+  // A sweep skips the pairs that do not apply; one in which none does is bad input.
+  const std::vector<const pairing*> skipped = skipped_pairs(opt, reg);
+  if (skipped.size() == opt.ds.size() * opt.schemes.size()) {
+    std::vector<std::string> reasons;
+    for (const pairing* p : skipped)
+      reasons.push_back(fmt::format("{} does not support {}: {}", p->ds, p->scheme, p->why_not));
+    throw usage_error(reasons.size() == 1
+                          ? reasons[0]
+                          : fmt::format("no pair of --ds and --scheme applies: {}",
+                                        fmt::join(reasons, "; ")));
   }
   return opt;
+}
+
+std::vector<const pairing*> skipped_pairs(const options& opt, const registry& reg) {
+  std::vector<const pairing*> skipped;
+  for (const std::string& ds : opt.ds)
+    for (const std::string& scheme : opt.schemes)
+      if (const pairing* p = reg.find(ds, scheme); !p->supported()) skipped.push_back(p);
+  return skipped;
+}
+
+std::size_t trial_count(const options& opt, const registry& reg) {
+  const std::size_t pairs = opt.ds.size() * opt.schemes.size() - skipped_pairs(opt, reg).size();
+  return pairs * opt.threads.size() * opt.allocs.size() * opt.trials;
 }
 
 void check_output_files(const options& opt, bool directories_made) {

@@ -258,12 +258,17 @@ void progress::clear() const {
   std::fflush(stderr);
 }
 
+void print_skipped_pairs(const options& opt, const registry& reg) {
+  for (const pairing* p : skipped_pairs(opt, reg))
+    fmt::print(stderr, "reclaim-bench: skipping {} x {}: {}\n", p->ds, p->scheme, p->why_not);
+}
+
 void print_plan(const std::vector<options>& sweeps, const registry& reg) {
   std::size_t trials = 0;
   double seconds = 0;
   for (std::size_t i = 0; i < sweeps.size(); ++i) {
     const options& opt = sweeps[i];
-    const std::size_t n = trial_count(opt);
+    const std::size_t n = trial_count(opt, reg);
     if (sweeps.size() > 1) fmt::print("{}[[run]] {} of {}\n", i > 0 ? "\n" : "", i + 1, sweeps.size());
     fmt::print("{} trials x {} s; keys {}, insert {}%, delete {}%, {}, seed {}{}{}{}{}\n", n,
                opt.seconds, opt.keys, opt.insert_pct, opt.delete_pct,
@@ -272,6 +277,7 @@ void print_plan(const std::vector<options>& sweeps, const registry& reg) {
                opt.sample_ms > 0 ? fmt::format(", memory sampled every {} ms", opt.sample_ms) : "",
                opt.out.empty() ? "" : fmt::format(", appended to {}", opt.out),
                opt.timeline.empty() ? "" : fmt::format(", timeline in {}", opt.timeline));
+    print_skipped_pairs(opt, reg);
     for_each_trial(opt, reg, [&](const pairing& pair, unsigned threads, const std::string& alloc,
                                  unsigned trial) {
       fmt::print("  {} {} {} threads={} trial {}/{}\n", pair.ds, pair.scheme, alloc, threads,

@@ -85,6 +85,10 @@ class progress {
   std::size_t total_;
 };
 
+// "reclaim-bench: skipping hm_list x nbr_plus: <why>" on stderr for each pair of the sweep that
+// does not apply.
+void print_skipped_pairs(const options& opt, const registry& reg);
+
 // --dry-run: each trial of the sweeps, one line each, and the measured time they would take.
 void print_plan(const std::vector<options>& sweeps, const registry& reg);
 

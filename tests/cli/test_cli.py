@@ -26,6 +26,8 @@ Usage: test_cli.py BENCH CHECK, where BENCH is the reclaim-bench executable and 
              lines only, and the run stops with one line naming the cause; an --out file whose last
              line is incomplete is refused
   lazy_out   no --out file is created when no trial ran (every trial not run, a dry run)
+  skip_pairs a sweep skips the (ds, scheme) pairs that do not apply, with a note on stderr each,
+             on the command line, in a dry run and in an experiment; none applying is bad input
 Python 3 standard library only.
 """
 import csv
@@ -149,18 +151,23 @@ def expect_refused(args, needle, out, env=None):
     return r.stderr
 
 
-def unsupported_pairs():
-    """(container, scheme) pairs that `list` marks "no"."""
+def applicability():
+    """{(container, scheme): True if `list` marks the pair "yes"}."""
     lines = bench("list").stdout.splitlines()
     start = next(i for i, line in enumerate(lines) if line.startswith("Applicability"))
     schemes = lines[start + 1].split()
-    pairs = []
+    pairs = {}
     for line in lines[start + 2:]:
         cells = line.split()
         if len(cells) != len(schemes) + 1:
             break
-        pairs += [(cells[0], s) for s, cell in zip(schemes, cells[1:]) if cell == "no"]
+        pairs.update({(cells[0], s): cell == "yes" for s, cell in zip(schemes, cells[1:])})
     return pairs
+
+
+def unsupported_pairs():
+    """(container, scheme) pairs that `list` marks "no"."""
+    return [pair for pair, applies in applicability().items() if not applies]
 
 
 def test_bad_input(tmp):
@@ -250,6 +257,8 @@ def test_list(_tmp):
 # --- run -------------------------------------------------------------------------------------
 
 def load_lines(path):
+    if not check(os.path.exists(path), f"{path}: no such file"):
+        return []
     records = []
     for number, line in enumerate(read(path).splitlines(), 1):
         try:
@@ -986,10 +995,65 @@ def test_lazy_out(tmp):
     check(r.returncode == 0 and len(load_lines(out)) == 1, f"one trial: {r.returncode}")
 
 
+# --- pairs that do not apply ------------------------------------------------------------------
+
+def test_skip_pairs(tmp):
+    matrix = applicability()
+    containers = list(dict.fromkeys(ds for ds, _ in matrix))  # in the order of `list`
+    # A scheme that two containers refuse and a third one runs.
+    scheme = next((s for _, s in matrix
+                   if sum(not matrix[(d, s)] for d in containers) >= 2
+                   and any(matrix[(d, s)] for d in containers)), None)
+    if scheme is None:
+        print("note: no scheme is refused by two containers; the skipping checks do not apply")
+        return
+    refused = [d for d in containers if not matrix[(d, scheme)]][:2]
+    runs = next(d for d in containers if matrix[(d, scheme)])
+    notes = [f"reclaim-bench: skipping {d} x {scheme}: " for d in refused]
+
+    # The pairs that apply run; each one that does not is a note on stderr.
+    out = os.path.join(tmp, "skip.jsonl")
+    ds = ",".join([refused[0], runs, refused[1]])
+    r = bench(*QUICK, "--ds", ds, "--scheme", f"none,{scheme}", "--out", out)
+    check(r.returncode == 0, f"skip: exit status {r.returncode}: {r.stderr!r}")
+    lines = r.stderr.splitlines()
+    check(len(lines) == 2 and all(line.startswith(n) for line, n in zip(lines, notes)),
+          f"skip: notes {r.stderr!r}")
+    ran = [(rec.get("ds"), rec.get("scheme")) for rec in load_lines(out)]
+    check(ran == [(refused[0], "none"), (runs, "none"), (runs, scheme), (refused[1], "none")],
+          f"skip: ran {ran}")
+    # The dry run counts the same trials and gives the same notes.
+    r = bench(*QUICK, "--ds", ds, "--scheme", f"none,{scheme}", "--dry-run")
+    check(r.returncode == 0 and "Dry run: 4 trials" in r.stdout
+          and sum(" threads=" in line for line in r.stdout.splitlines()) == 4
+          and r.stderr.splitlines() == lines, f"skip dry run: {r.stdout!r} {r.stderr!r}")
+    # An experiment too.
+    experiment = os.path.join(tmp, "skip.toml")
+    out2 = os.path.join(tmp, "experiment.jsonl")
+    write(experiment, f'title = "t"\nout = {toml_string(out2)}\n[[run]]\n'
+                      f'ds = {json.dumps([refused[0], runs])}\nscheme = {json.dumps(scheme)}\n'
+                      'seconds = 0.05\nkeys = 100\n')
+    r = bench("--experiment", experiment, "--dry-run")
+    check(r.returncode == 0 and "Dry run: 1 trials" in r.stdout and notes[0] in r.stderr,
+          f"skip experiment dry run: {r.returncode} {r.stdout!r} {r.stderr!r}")
+    r = bench("--experiment", experiment)
+    check(r.returncode == 0 and [rec.get("ds") for rec in load_lines(out2)] == [runs],
+          f"skip experiment: {r.returncode} {r.stderr!r}")
+
+    # No pair applies: bad input, all of them named; one named pair as before.
+    absent = os.path.join(tmp, "absent.jsonl")
+    expect_refused(["--ds", ",".join(refused), "--scheme", scheme],
+                   f"no pair of --ds and --scheme applies: {refused[0]} does not support "
+                   f"{scheme}: ", absent)
+    expect_refused(["--ds", refused[0], "--scheme", scheme],
+                   f"{refused[0]} does not support {scheme}: ", absent)
+    check(not os.path.exists(absent), "no pair applies: created the --out file")
+
+
 CHECKS = {"bad_input": test_bad_input, "list": test_list, "run": test_run, "alloc": test_alloc,
           "timeline": test_timeline, "stall": test_stall, "experiment": test_experiment,
           "output_paths": test_output_paths, "write_errors": test_write_errors,
-          "lazy_out": test_lazy_out}
+          "lazy_out": test_lazy_out, "skip_pairs": test_skip_pairs}
 
 if __name__ == "__main__":
     with tempfile.TemporaryDirectory(prefix="reclaim-bench-cli-") as tmp:
