@@ -15,6 +15,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "cleanup.hpp"
 #include "timeline_file.hpp"
 
 extern char** environ;
@@ -169,12 +170,15 @@ child_outcome run_in_child(const trial_config& c, std::string_view alloc,
   try {
     if (spawned != 0)
       throw std::system_error(spawned, std::generic_category(), "starting a child process");
+    set_running_child(pid);  // a signal that ends the lab ends the child too
     reply = read_all(fds[0]);
   } catch (...) {
+    set_running_child(0);
     ::close(fds[0]);
     if (spawned == 0) ::waitpid(pid, nullptr, 0);
     throw;
   }
+  set_running_child(0);  // before waitpid() reaps it: its pid may then be reused
   ::close(fds[0]);
   int status = 0;
   while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {

@@ -17,6 +17,7 @@
 #include "alloc.hpp"
 #include "build_info.hpp"
 #include "child.hpp"
+#include "cleanup.hpp"
 #include "experiment.hpp"
 #include "options.hpp"
 #include "output.hpp"
@@ -148,6 +149,7 @@ int main(int argc, char** argv) {
       print_list(reg, detect_allocator());
       return 0;
     }
+    remove_temporaries_on_signals();
     if (!opt->experiment.empty()) return run_experiment(*opt, reg);
     check_output_files(*opt, /*directories_made=*/false);
     if (opt->dry_run) {

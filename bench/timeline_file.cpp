@@ -11,6 +11,7 @@
 
 #include <fmt/format.h>
 
+#include "cleanup.hpp"
 #include "options.hpp"
 
 namespace reclaim_bench {
@@ -49,11 +50,18 @@ void write_timeline_rows(const std::string& path, const timeline_labels& labels,
 }
 
 timeline_file::timeline_file(std::string path)
-    : path_(std::move(path)), temp_(fmt::format("{}.tmp{}", path_, ::getpid())),
-      file_(std::fopen(temp_.c_str(), "we")) {
-  if (!file_)
+    : path_(std::move(path)), temp_(fmt::format("{}.tmp{}", path_, ::getpid())) {
+  remove_stale_temporaries(path_);
+  // Registered before they exist: a signal in between leaves nothing either.
+  remove_on_signal(temp_);
+  remove_on_signal(child_rows_path());
+  file_ = std::fopen(temp_.c_str(), "we");
+  if (!file_) {
+    const int error = errno;
+    forget_temporaries();
     throw usage_error(fmt::format("--timeline: cannot create '{}': {}", temp_,
-                                  std::strerror(errno)));
+                                  std::strerror(error)));
+  }
   std::fputs(header.data(), file_);
 }
 
@@ -63,6 +71,12 @@ timeline_file::~timeline_file() {
     std::remove(temp_.c_str());
   }
   std::remove(child_rows_path().c_str());
+  forget_temporaries();
+}
+
+void timeline_file::forget_temporaries() const {
+  forget_on_signal(temp_);
+  forget_on_signal(child_rows_path());
 }
 
 void timeline_file::append(const timeline_labels& labels, const trial_result& result) {
@@ -84,9 +98,13 @@ void timeline_file::append_child_rows(bool child_succeeded) {
 
 void timeline_file::commit() {
   std::FILE* file = std::exchange(file_, nullptr);
-  if (std::fclose(file) != 0) fail(fmt::format("writing '{}'", temp_));
-  if (std::rename(temp_.c_str(), path_.c_str()) != 0)
-    fail(fmt::format("renaming '{}' to '{}'", temp_, path_));
+  const bool closed = std::fclose(file) == 0;  // the buffered rows are written now
+  if (closed && std::rename(temp_.c_str(), path_.c_str()) == 0) return;
+  const int error = errno;
+  std::remove(temp_.c_str());  // half a timeline: no use to anyone
+  errno = error;
+  fail(closed ? fmt::format("renaming '{}' to '{}'", temp_, path_)
+              : fmt::format("writing '{}'", temp_));
 }
 
 }  // namespace reclaim_bench

@@ -4,7 +4,7 @@
 // where start_ns and end_ns count from the trial's measured start and `thread` is the worker index.
 // The file is written under a temporary name next to FILE and renamed when the run ends, so FILE
 // never holds half a run. Trials that run in a child process write their rows to a file of their
-// own, which the parent appends whole.
+// own, which the parent appends whole. Neither temporary file outlives the run (cleanup.hpp).
 #pragma once
 #include <cstdio>
 #include <string>
@@ -34,9 +34,10 @@ void write_timeline_rows(const std::string& path, const timeline_labels& labels,
 
 class timeline_file {
  public:
-  // Creates the temporary file and writes the header; throws usage_error if it cannot.
+  // Removes what killed runs left next to FILE (remove_stale_temporaries), creates the temporary
+  // file and writes the header; throws usage_error if it cannot.
   explicit timeline_file(std::string path);
-  ~timeline_file();  // removes the temporary file unless commit() renamed it
+  ~timeline_file();  // removes the temporary files (commit() has renamed FILE's)
   timeline_file(const timeline_file&) = delete;
   timeline_file& operator=(const timeline_file&) = delete;
 
@@ -45,13 +46,16 @@ class timeline_file {
   // (a failed child may have left half a trial) and removes the file either way.
   std::string child_rows_path() const { return temp_ + ".child"; }
   void append_child_rows(bool child_succeeded);
-  // Everything is written: FILE becomes the temporary file.
+  // Everything is written: FILE becomes the temporary file. If that fails, the temporary file is
+  // removed and std::system_error thrown.
   void commit();
 
  private:
+  void forget_temporaries() const;  // the files the signal handler removes (cleanup.hpp)
+
   std::string path_;
   std::string temp_;
-  std::FILE* file_;
+  std::FILE* file_ = nullptr;
 };
 
 }  // namespace reclaim_bench

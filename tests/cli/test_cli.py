@@ -28,6 +28,9 @@ Usage: test_cli.py BENCH CHECK, where BENCH is the reclaim-bench executable and 
   lazy_out   no --out file is created when no trial ran (every trial not run, a dry run)
   skip_pairs a sweep skips the (ds, scheme) pairs that do not apply, with a note on stderr each,
              on the command line, in a dry run and in an experiment; none applying is bad input
+  cleanup    SIGINT or SIGTERM in the middle of a run (in the lab's process, with a child) leaves
+             no temporary timeline file, no child process, and ends the lab by the signal; what a
+             killed run left is removed by the next one once its process has ended
 Python 3 standard library only.
 """
 import csv
@@ -39,6 +42,7 @@ import stat
 import subprocess
 import sys
 import tempfile
+import time
 
 BENCH = sys.argv[1]
 failures = []
@@ -1050,10 +1054,104 @@ def test_skip_pairs(tmp):
     check(not os.path.exists(absent), "no pair applies: created the --out file")
 
 
+# --- temporary files ---------------------------------------------------------------------------
+
+def default_signals():
+    """A preexec_fn: the signals the lab handles at their default action, whatever ran the test."""
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, signal.SIG_DFL)
+
+
+def wait_for(condition, seconds):
+    deadline = time.monotonic() + seconds
+    while not condition():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.02)
+    return True
+
+
+def interrupt(directory, args, sig, where):
+    """Starts a run with a timeline in `directory`, sends `sig` to the lab (not to its children)
+    while a trial runs, and checks that it ended by that signal and left no temporary file."""
+    timeline = os.path.join(directory, "t.csv")
+    lab = subprocess.Popen([os.path.abspath(BENCH), "--seconds", "1", "--trials", "4", "--keys",
+                            "100", "--timeline", timeline, "--out",
+                            os.path.join(directory, "o.jsonl"), *args],
+                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                           preexec_fn=default_signals)
+    try:
+        started = wait_for(lambda: os.path.exists(f"{timeline}.tmp{lab.pid}"), 20)
+        check(started, f"{where}: no temporary timeline file {timeline}.tmp{lab.pid}")
+        time.sleep(0.4)  # inside the first trial
+        lab.send_signal(sig)
+        _, stderr = lab.communicate(timeout=20)
+    finally:
+        lab.kill()
+        lab.wait()
+    check(lab.returncode == -sig, f"{where}: exit status {lab.returncode}, expected {-sig} "
+                                  f"(ended by the signal): {stderr!r}")
+    # A child process of the lab that ran on would write its rows file later: it must be gone.
+    def children():
+        found = []
+        for pid in filter(str.isdigit, os.listdir("/proc")):
+            try:
+                with open(f"/proc/{pid}/cmdline", "rb") as f:
+                    if directory.encode() in f.read():
+                        found.append(pid)
+            except OSError:
+                pass
+        return found
+    check(wait_for(lambda: not children(), 5), f"{where}: a child process ran on: {children()}")
+    left = [f for f in os.listdir(directory) if ".tmp" in f]
+    check(not left, f"{where}: left {left}")
+    check(not os.path.exists(timeline), f"{where}: wrote the timeline of an interrupted run")
+    out = os.path.join(directory, "o.jsonl")
+    if os.path.exists(out):
+        load_lines(out)
+        check(read(out).endswith("\n"), f"{where}: a partial JSON line, or an empty file")
+
+
+def test_cleanup(tmp):
+    # SIGINT during a trial in the lab's own process.
+    os.mkdir(os.path.join(tmp, "int"))
+    interrupt(os.path.join(tmp, "int"), [], signal.SIGINT, "SIGINT")
+    # SIGTERM to the lab while a child process runs a trial (two allocators: each in a child).
+    listed = allocator_lines()
+    other = next((a for a in ("jemalloc", "mimalloc", "tcmalloc")
+                  if listed.get(a, "").startswith("/")), None)
+    if other:
+        os.mkdir(os.path.join(tmp, "term"))
+        interrupt(os.path.join(tmp, "term"), ["--alloc", f"glibc,{other}"], signal.SIGTERM,
+                  "SIGTERM with a child")
+    else:
+        print("note: no allocator besides glibc; the child case is skipped")
+
+    # What a killed run left (SIGKILL cannot be caught) is removed by the next run, if its process
+    # has ended; a live process's files, and other names, are left alone.
+    stale = os.path.join(tmp, "stale")
+    os.mkdir(stale)
+    ended = subprocess.Popen(["true"])
+    ended.wait()
+    dead, live = ended.pid, os.getpid()
+    gone = [f"t.csv.tmp{dead}", f"t.csv.tmp{dead}.child"]
+    kept = [f"t.csv.tmp{live}", f"t.csv.tmp{live}.child", f"t.csv.tmp{dead}.old",
+            f"u.csv.tmp{dead}", f"t.csv.tmpx{dead}"]
+    for name in gone + kept:
+        write(os.path.join(stale, name), "partial,row")
+    r = bench(*QUICK, "--timeline", os.path.join(stale, "t.csv"))
+    check(r.returncode == 0, f"stale: exit status {r.returncode}: {r.stderr!r}")
+    check(sorted(os.listdir(stale)) == sorted(kept + ["t.csv"]),
+          f"stale: left {sorted(os.listdir(stale))}, expected {sorted(kept + ['t.csv'])}")
+    check(r.stderr.count(f"left by process {dead}, which has ended") == 2,
+          f"stale: no note of the files removed: {r.stderr!r}")
+
+
 CHECKS = {"bad_input": test_bad_input, "list": test_list, "run": test_run, "alloc": test_alloc,
           "timeline": test_timeline, "stall": test_stall, "experiment": test_experiment,
           "output_paths": test_output_paths, "write_errors": test_write_errors,
-          "lazy_out": test_lazy_out, "skip_pairs": test_skip_pairs}
+          "lazy_out": test_lazy_out, "skip_pairs": test_skip_pairs,
+          "cleanup": test_cleanup}
 
 if __name__ == "__main__":
     with tempfile.TemporaryDirectory(prefix="reclaim-bench-cli-") as tmp:
