@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cleanup.hpp"
+#include "thread_failure.hpp"
 #include "timeline_file.hpp"
 
 extern char** environ;
@@ -232,7 +233,7 @@ int child_main(const options& opt, const registry& reg) {
                {"result", result_to_json(r)}};
     }
   } catch (const std::exception& e) {
-    reply = {{"error", e.what()}};
+    reply = {{"error", failure_text(e)}};
     status = 1;
   }
   write_all(opt.child_fd, reply.dump());

@@ -22,6 +22,7 @@
 #include "options.hpp"
 #include "output.hpp"
 #include "registry.hpp"
+#include "thread_failure.hpp"
 #include "timeline_file.hpp"
 
 namespace reclaim_bench {
@@ -40,7 +41,15 @@ child_outcome run_point(const options& opt, const pairing& pair, const trial_con
       return {{}, found,
               fmt::format("requested {}, but the allocator in effect is {} ({})", alloc,
                           found.name, found.library)};
-    child_outcome outcome{pair.run(config), found, {}};
+    child_outcome outcome{{}, found, {}};
+    try {
+      outcome.result = pair.run(config);
+    } catch (const std::exception& e) {
+      // A thread that could not be created, an allocation that failed: this trial's failure, and
+      // the run goes on (thread_failure.hpp). The trial has unwound: its memory is back.
+      outcome.error = failure_text(e);
+      return outcome;
+    }
     if (timeline)
       timeline->append({config.ds, config.scheme, found.name, config.threads, config.trial},
                        outcome.result);

@@ -31,11 +31,15 @@ Usage: test_cli.py BENCH CHECK, where BENCH is the reclaim-bench executable and 
   cleanup    SIGINT or SIGTERM in the middle of a run (in the lab's process, with a child) leaves
              no temporary timeline file, no child process, and ends the lab by the signal; what a
              killed run left is removed by the next one once its process has ended
+  thread_failure  a worker or stalled thread that cannot be created (RLIMIT_AS) fails its trial
+             with one line naming it, quickly (no hang on the start latch), in the lab's process
+             and in a child, and the run goes on
 Python 3 standard library only.
 """
 import csv
 import json
 import os
+import re
 import resource
 import signal
 import stat
@@ -60,17 +64,20 @@ REQUIRED_FIELDS = [
 
 
 def bench(*args, env=None, timeout=60, cwd=None, preexec_fn=None):
-    """Runs the lab; a run still going after `timeout` seconds is killed and is a failure (the
-    returned status is then None)."""
-    try:
-        return subprocess.run([os.path.abspath(BENCH), *args], capture_output=True, text=True,
-                              timeout=timeout, cwd=cwd, preexec_fn=preexec_fn,
-                              env=None if env is None else {**os.environ, **env})
-    except subprocess.TimeoutExpired as e:
-        failures.append(f"{' '.join(args)}: still running after {timeout} s (killed)")
-        text = [x.decode(errors="replace") if isinstance(x, bytes) else x or ""
-                for x in (e.stdout, e.stderr)]
-        return subprocess.CompletedProcess(e.cmd, None, *text)
+    """Runs the lab; a run still going after `timeout` seconds is killed, with its child processes
+    (it runs in a process group of its own), and is a failure (the returned status is None)."""
+    with subprocess.Popen([os.path.abspath(BENCH), *args], stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, text=True, cwd=cwd, preexec_fn=preexec_fn,
+                          start_new_session=True,
+                          env=None if env is None else {**os.environ, **env}) as lab:
+        try:
+            stdout, stderr = lab.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(lab.pid, signal.SIGKILL)
+            stdout, stderr = lab.communicate()
+            failures.append(f"{' '.join(args)}: still running after {timeout} s (killed)")
+            return subprocess.CompletedProcess(lab.args, None, stdout, stderr)
+        return subprocess.CompletedProcess(lab.args, lab.returncode, stdout, stderr)
 
 
 def check(condition, what):
@@ -1147,11 +1154,53 @@ def test_cleanup(tmp):
           f"stale: no note of the files removed: {r.stderr!r}")
 
 
+# --- threads that cannot be created --------------------------------------------------------------
+
+def limit_address_space(mib):
+    """A preexec_fn: at most `mib` MiB of address space (RLIMIT_AS), enforced for root too. A few
+    hundred MiB start the lab but not 64 thread stacks of 8 MiB."""
+    def preexec():
+        resource.setrlimit(resource.RLIMIT_AS, (mib << 20, mib << 20))
+    return preexec
+
+
+def check_trial_failures(r, name, pattern, trials):
+    """r ran `trials` trials, each of which failed with one line matching `pattern`, and went on:
+    status 1, and no std::terminate."""
+    check(r.returncode == 1, f"{name}: exit status {r.returncode}, expected 1: {r.stderr!r}")
+    failed = [m for line in r.stderr.splitlines()
+              if (m := re.search(r"^reclaim-bench: TRIAL NOT RUN: .*: " + pattern, line))]
+    check(len(failed) == trials and f"{trials} of {trials} trials did NOT RUN" in r.stderr
+          and "terminate" not in r.stderr, f"{name}: {r.stderr!r}")
+    return failed
+
+
+def test_thread_failure(tmp):
+    # Workers: the threads that started are released and joined, the trial fails, the run goes on.
+    r = bench(*QUICK, "--threads", "200", "--trials", "2", preexec_fn=limit_address_space(400),
+              timeout=30)
+    for m in check_trial_failures(r, "workers", r"cannot create worker thread (\d+) of 200: "
+                                  r"Resource temporarily unavailable$", 2):
+        check(1 < int(m.group(1)) <= 200, f"workers: failed at thread {m.group(1)}")
+    # Stalled threads (--stall).
+    r = bench(*QUICK, "--stall", "64", preexec_fn=limit_address_space(300), timeout=30)
+    check_trial_failures(r, "stalled", r"cannot create stalled thread \d+ of 64: ", 1)
+    # In a child process: its reply carries the same line.
+    listed = allocator_lines()
+    other = next((a for a in ("jemalloc", "tcmalloc") if listed.get(a, "").startswith("/")), None)
+    if other:
+        r = bench(*QUICK, "--threads", "200", "--alloc", other,
+                  preexec_fn=limit_address_space(400), timeout=30)
+        check_trial_failures(r, f"{other} child", r"cannot create worker thread \d+ of 200: ", 1)
+    else:
+        print("note: neither jemalloc nor tcmalloc is installed; the child case is skipped")
+
+
 CHECKS = {"bad_input": test_bad_input, "list": test_list, "run": test_run, "alloc": test_alloc,
           "timeline": test_timeline, "stall": test_stall, "experiment": test_experiment,
           "output_paths": test_output_paths, "write_errors": test_write_errors,
           "lazy_out": test_lazy_out, "skip_pairs": test_skip_pairs,
-          "cleanup": test_cleanup}
+          "cleanup": test_cleanup, "thread_failure": test_thread_failure}
 
 if __name__ == "__main__":
     with tempfile.TemporaryDirectory(prefix="reclaim-bench-cli-") as tmp:
