@@ -175,7 +175,7 @@ int main(int argc, char** argv) {
     fmt::print(stderr, "reclaim-bench: {}\n", e.what());
     return 2;
   } catch (const std::exception& e) {
-    fmt::print(stderr, "reclaim-bench: error: {}\n", e.what());
+    fmt::print(stderr, "reclaim-bench: error: {}\n", failure_text(e));
     return 1;
   }
 }

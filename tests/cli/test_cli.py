@@ -34,6 +34,9 @@ Usage: test_cli.py BENCH CHECK, where BENCH is the reclaim-bench executable and 
   thread_failure  a worker or stalled thread that cannot be created (RLIMIT_AS) fails its trial
              with one line naming it, quickly (no hang on the start latch), in the lab's process
              and in a child, and the run goes on
+  memory     a run whose trial surely cannot fit (MemAvailable, RLIMIT_AS) is refused up front,
+             naming the flags and the estimate; an allocation that fails in a trial fails that
+             trial on one line (no std::terminate)
 Python 3 standard library only.
 """
 import csv
@@ -1196,11 +1199,66 @@ def test_thread_failure(tmp):
         print("note: neither jemalloc nor tcmalloc is installed; the child case is skipped")
 
 
+# --- memory -----------------------------------------------------------------------------------
+
+def mem_available():
+    """MemAvailable of /proc/meminfo in bytes."""
+    with open("/proc/meminfo", encoding="utf-8") as f:
+        for line in f:
+            if line.startswith("MemAvailable:"):
+                return int(line.split()[1]) * 1024
+    return 0
+
+
+def test_memory(tmp):
+    available = mem_available()
+    out = os.path.join(tmp, "absent.jsonl")
+    timeline = os.path.join(tmp, "t.csv")
+    # Runs that surely exceed the memory available are refused up front, naming the flags. Under
+    # an address space limit of half of it, so that a lab that does start cannot take the machine.
+    half = limit_address_space(available // 2 >> 20)
+    for args, bytes_needed, needles in [
+            (["--ds", "dgt_bst", "--keys", "1000M"], 500e6 * 112, ["--keys 1000M: "]),
+            (["--timeline", timeline, "--timeline-capacity", "10M", "--threads", "1024"],
+             10e6 * 24 * 1024, ["--timeline-capacity 10M x --threads 1024 x 24 bytes"])]:
+        name = " ".join(args)
+        if bytes_needed <= available:
+            print(f"note: {name} fits in this machine's memory; not checked")
+            continue
+        r = bench(*args, "--seconds", "0.05", "--out", out, preexec_fn=half, timeout=20)
+        check_one_line(r, 2, name, "a trial needs at least ")
+        check(all(n in r.stderr for n in needles) and "(MemAvailable in /proc/meminfo)"
+              in r.stderr, f"{name}: does not name the flags and the limit: {r.stderr!r}")
+        check(r.stdout == "" and os.listdir(tmp) == [], f"{name}: ran or wrote {os.listdir(tmp)}")
+    # The address space RLIMIT_AS leaves: 50M prefilled hash map keys are at least 1.6 GB.
+    if available > 2e9:
+        r = bench("--ds", "hm_hashmap", "--keys", "100M", "--out", out,
+                  preexec_fn=limit_address_space(1024), timeout=20)
+        check_one_line(r, 2, "RLIMIT_AS", "a trial needs at least 1.6 GB (--keys 100M: ")
+        check("RLIMIT_AS (ulimit -v)" in r.stderr and not os.path.exists(out),
+              f"RLIMIT_AS: {r.stderr!r}")
+    # An address space that lets the run start but not the prefill: the trial fails on one line,
+    # not std::terminate, and the run exits 1. How far glibc's malloc gets under a limit varies
+    # with its arenas, so a few limits are tried: each either fits or fails that way.
+    failed = 0
+    for mib in (48, 64, 96):
+        r = bench("--ds", "hm_hashmap", "--keys", "200K", "--threads", "1", "--seconds", "0.05",
+                  "--out", out, preexec_fn=limit_address_space(mib), timeout=30)
+        if r.returncode == 0:
+            continue
+        failed += 1
+        check_trial_failures(r, f"RLIMIT_AS {mib} MiB",
+                             r"prefill thread 1 of 1: out of memory \(std::bad_alloc\)$", 1)
+    check(failed > 0, "no address space limit made the prefill fail")
+    check(not os.path.exists(out), "out of memory: wrote a JSON line for a failed trial")
+
+
 CHECKS = {"bad_input": test_bad_input, "list": test_list, "run": test_run, "alloc": test_alloc,
           "timeline": test_timeline, "stall": test_stall, "experiment": test_experiment,
           "output_paths": test_output_paths, "write_errors": test_write_errors,
           "lazy_out": test_lazy_out, "skip_pairs": test_skip_pairs,
-          "cleanup": test_cleanup, "thread_failure": test_thread_failure}
+          "cleanup": test_cleanup, "thread_failure": test_thread_failure,
+          "memory": test_memory}
 
 if __name__ == "__main__":
     with tempfile.TemporaryDirectory(prefix="reclaim-bench-cli-") as tmp:
