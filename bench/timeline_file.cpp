@@ -30,22 +30,32 @@ std::int64_t since(std::uint64_t t, std::uint64_t origin) {
 
 }  // namespace
 
-void write_timeline_rows(std::FILE* file, const timeline_labels& l, const trial_result& r) {
+void write_timeline_rows(std::FILE* file, const std::string& path, const timeline_labels& l,
+                         const trial_result& r) {
   if (!r.timeline) return;
-  for (const reclaim::timeline::buffer* b : r.timeline->buffers())
-    for (const reclaim::timeline::entry& e : b->events())
-      fmt::print(file, "{},{},{},{},{},{},{},{},{},{}\n", l.ds, l.scheme, l.alloc, l.threads,
-                 l.trial, b->thread(), reclaim::timeline::name(e.kind()),
-                 since(e.start_ns, r.timeline_origin_ns), since(e.end_ns, r.timeline_origin_ns),
-                 e.value());
-  if (std::ferror(file)) fail("writing the timeline");
+  try {
+    for (const reclaim::timeline::buffer* b : r.timeline->buffers())
+      for (const reclaim::timeline::entry& e : b->events())
+        fmt::print(file, "{},{},{},{},{},{},{},{},{},{}\n", l.ds, l.scheme, l.alloc, l.threads,
+                   l.trial, b->thread(), reclaim::timeline::name(e.kind()),
+                   since(e.start_ns, r.timeline_origin_ns), since(e.end_ns, r.timeline_origin_ns),
+                   e.value());
+  } catch (const std::system_error& e) {  // fmt's "cannot write to file": say which
+    throw std::system_error(e.code(), fmt::format("writing '{}'", path));
+  }
+  if (std::ferror(file)) fail(fmt::format("writing '{}'", path));
 }
 
 void write_timeline_rows(const std::string& path, const timeline_labels& labels,
                          const trial_result& result) {
   std::FILE* file = std::fopen(path.c_str(), "we");
   if (!file) fail(fmt::format("creating '{}'", path));
-  write_timeline_rows(file, labels, result);
+  try {
+    write_timeline_rows(file, path, labels, result);
+  } catch (...) {
+    std::fclose(file);
+    throw;
+  }
   if (std::fclose(file) != 0) fail(fmt::format("writing '{}'", path));
 }
 
@@ -80,7 +90,8 @@ void timeline_file::forget_temporaries() const {
 }
 
 void timeline_file::append(const timeline_labels& labels, const trial_result& result) {
-  write_timeline_rows(file_, labels, result);
+  write_timeline_rows(file_, temp_, labels, result);
+  ++trials_;
 }
 
 void timeline_file::append_child_rows(bool child_succeeded) {
@@ -89,9 +100,17 @@ void timeline_file::append_child_rows(bool child_succeeded) {
   if (rows) {
     char buffer[1 << 16];
     std::size_t n;
-    while ((n = std::fread(buffer, 1, sizeof buffer, rows)) > 0)
-      if (std::fwrite(buffer, 1, n, file_) != n) fail("writing the timeline");
+    while ((n = std::fread(buffer, 1, sizeof buffer, rows)) > 0) {
+      if (std::fwrite(buffer, 1, n, file_) != n) {
+        const int error = errno;
+        std::fclose(rows);
+        std::remove(rows_path.c_str());
+        errno = error;
+        fail(fmt::format("writing '{}'", temp_));
+      }
+    }
     std::fclose(rows);
+    ++trials_;
   }
   std::remove(rows_path.c_str());
 }
@@ -99,6 +118,10 @@ void timeline_file::append_child_rows(bool child_succeeded) {
 void timeline_file::commit() {
   std::FILE* file = std::exchange(file_, nullptr);
   const bool closed = std::fclose(file) == 0;  // the buffered rows are written now
+  if (trials_ == 0) {  // no trial ran: FILE stays as it was, as --out does
+    std::remove(temp_.c_str());
+    return;
+  }
   if (closed && std::rename(temp_.c_str(), path_.c_str()) == 0) return;
   const int error = errno;
   std::remove(temp_.c_str());  // half a timeline: no use to anyone

@@ -23,9 +23,9 @@ struct timeline_labels {
   unsigned trial;
 };
 
-// Writes the rows of `result`'s timeline (none if it recorded none), without the header.
-// Throws std::system_error if the write fails.
-void write_timeline_rows(std::FILE* file, const timeline_labels& labels,
+// Writes the rows of `result`'s timeline (none if it recorded none), without the header, to
+// `file`, opened on `path`. Throws std::system_error naming `path` if the write fails.
+void write_timeline_rows(std::FILE* file, const std::string& path, const timeline_labels& labels,
                          const trial_result& result);
 
 // The same into a file of its own (a child's rows), created or truncated.
@@ -46,8 +46,9 @@ class timeline_file {
   // (a failed child may have left half a trial) and removes the file either way.
   std::string child_rows_path() const { return temp_ + ".child"; }
   void append_child_rows(bool child_succeeded);
-  // Everything is written: FILE becomes the temporary file. If that fails, the temporary file is
-  // removed and std::system_error thrown.
+  // Everything is written: FILE becomes the temporary file; but if no trial's rows were added
+  // (every trial failed or was not run), FILE stays as it was. If that fails, the temporary file
+  // is removed and std::system_error thrown.
   void commit();
 
  private:
@@ -56,6 +57,7 @@ class timeline_file {
   std::string path_;
   std::string temp_;
   std::FILE* file_ = nullptr;
+  unsigned trials_ = 0;  // whose rows were added
 };
 
 }  // namespace reclaim_bench

@@ -23,9 +23,11 @@ Usage: test_cli.py BENCH CHECK, where BENCH is the reclaim-bench executable and 
              directory, a device node, a FIFO, the same file as each other (by any name), or in a
              missing directory are refused before the first trial, and left as they were
   write_errors  a JSON line cut short (the file size limit) is rolled back: the file holds whole
-             lines only, and the run stops with one line naming the cause; an --out file whose last
-             line is incomplete is refused
-  lazy_out   no --out file is created when no trial ran (every trial not run, a dry run)
+             lines only, and the run stops with one line naming the cause; so does a timeline
+             that cannot be written, which leaves the old one; an --out file whose last line is
+             incomplete is refused
+  lazy_out   no --out file is created when no trial ran (every trial not run, a dry run), and no
+             timeline is replaced
   skip_pairs a sweep skips the (ds, scheme) pairs that do not apply, with a note on stderr each,
              on the command line, in a dry run and in an experiment; none applying is bad input
   cleanup    SIGINT or SIGTERM in the middle of a run (in the lab's process, with a child) leaves
@@ -969,6 +971,18 @@ def test_write_errors(tmp):
     check(r.stdout.count("lazy_list ") == 1 and "Summary" not in r.stdout,
           f"file size limit: the run did not stop at the failed write: {r.stdout!r}")
 
+    # The timeline: the error names its file; the temporary file goes, the old timeline stays.
+    timeline = os.path.join(tmp, "t.csv")
+    write(timeline, "old timeline\n")
+    r = bench("--seconds", "0.2", "--keys", "100", "--scheme", "debra", "--threads", "2",
+              "--timeline", timeline, "--slow-free-us", "0", preexec_fn=limit_file_size(4096))
+    check_one_line(r, 1, "timeline, file size limit",
+                   f"error: writing '{timeline}.tmp")
+    check("File too large" in r.stderr, f"timeline, file size limit: no cause: {r.stderr!r}")
+    check(read(timeline) == "old timeline\n"
+          and not [f for f in os.listdir(tmp) if ".tmp" in f],
+          f"timeline, file size limit: left {os.listdir(tmp)}")
+
     # A file whose last line is incomplete (an older lab, a crash) is refused, untouched.
     partial = SENTINEL + '{"ds": "lazy_list", "thr'
     write(out, partial)
@@ -991,6 +1005,12 @@ def test_lazy_out(tmp):
         check(r.returncode == 1 and r.stderr.count("TRIAL NOT RUN") == 2,
               f"every trial not run: {r.returncode} {r.stderr!r}")
         check(not os.path.exists(out), "every trial not run: created the --out file")
+        # Nor does it replace a timeline with one that has no trial.
+        timeline = os.path.join(tmp, "t.csv")
+        write(timeline, "old timeline\n")
+        r = bench(*QUICK, "--timeline", timeline, env={"LD_PRELOAD": preload})
+        check(r.returncode == 1 and read(timeline) == "old timeline\n",
+              f"every trial not run: replaced the timeline: {read(timeline)[:80]!r}")
         out = os.path.join(tmp, "experiment.jsonl")
         experiment = os.path.join(tmp, "e.toml")
         write(experiment, f'title = "t"\nout = {toml_string(out)}\n[[run]]\nseconds = 0.05\n'
