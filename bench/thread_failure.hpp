@@ -71,7 +71,8 @@ class thread_failures {
     }
   }
 
-  // relaxed: a hint for the threads that are still running to stop early; rethrow() is exact.
+  // relaxed: exact for the failures that happen before the call (through a latch or a join), a
+  // hint to stop early for the others.
   bool failed() const noexcept { return failed_.load(std::memory_order_relaxed); }
 
   // Throws the first failure, if any; call once the threads have joined.

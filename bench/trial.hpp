@@ -224,10 +224,11 @@ double run_workers(DS& ds, const trial_config& cfg, std::vector<thread_outcome>&
     tally mine;
     std::uint64_t ops = 0;
     // A worker that cannot attach still arrives: the latch waits for every worker that started.
-    const bool attached =
-        failures.run("worker", i, cfg.threads, [&] { if (timeline) timeline->attach(i); });
+    failures.run("worker", i, cfg.threads, [&] { if (timeline) timeline->attach(i); });
     start.arrive_and_wait();
-    if (attached) {
+    // Every worker that could not be created or attached was recorded before the latch opened
+    // (which orders it before this read): then the trial ends before its first operation.
+    if (!failures.failed()) {
       failures.run("worker", i, cfg.threads, [&] {
         // relaxed: `stop` carries no data, it only has to be seen eventually; the join orders
         // the tallies before the main thread reads them.
