@@ -2,9 +2,9 @@
 // trial a child process runs, FILE.tmpPID.child (timeline_file.hpp). The lab removes them itself
 // when it ends normally or with an error. When a signal that ends a process by default (SIGINT,
 // SIGTERM, SIGHUP, SIGQUIT, SIGPIPE, SIGABRT) ends it, a handler removes them and the signal then
-// ends the lab as it would have (the exit status tells which signal). SIGKILL cannot be caught: what
-// it leaves is removed by the next run that writes a timeline next to it, once the process that
-// made the file is gone.
+// ends the lab as it would have (the exit status tells which signal). SIGKILL cannot be caught:
+// what it leaves is removed by the next run that writes a timeline next to it, once the process
+// that made the file is gone.
 #pragma once
 #include <sys/types.h>
 

@@ -54,7 +54,8 @@ struct hm_list_restart {
 
 struct dgt_bst {
   static constexpr std::string_view name = "dgt_bst";
-  static constexpr std::size_t bytes_per_key = 112;  // a leaf and a router of 56 bytes: key, is_leaf, two children, two locks
+  // A leaf and a router of 56 bytes each: key, is_leaf, two children, two version locks.
+  static constexpr std::size_t bytes_per_key = 112;
   template <class Scheme>
   using type = reclaim::ds::dgt_bst<Scheme>;
 };

@@ -967,7 +967,8 @@ def test_write_errors(tmp):
     check(text.startswith(SENTINEL) and text.endswith("\n"),
           f"file size limit: a partial line left: {text[-80:]!r}")
     records = load_lines(out)
-    check(len(records) == 2, f"file size limit: {len(records)} lines, expected the sentinel and one")
+    check(len(records) == 2,
+          f"file size limit: {len(records)} lines, expected the sentinel and one")
     check(r.stdout.count("lazy_list ") == 1 and "Summary" not in r.stdout,
           f"file size limit: the run did not stop at the failed write: {r.stdout!r}")
 
