@@ -15,6 +15,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "cleanup.hpp"
+#include "thread_failure.hpp"
 #include "timeline_file.hpp"
 
 extern char** environ;
@@ -169,12 +171,15 @@ child_outcome run_in_child(const trial_config& c, std::string_view alloc,
   try {
     if (spawned != 0)
       throw std::system_error(spawned, std::generic_category(), "starting a child process");
+    set_running_child(pid);  // a signal that ends the lab ends the child too
     reply = read_all(fds[0]);
   } catch (...) {
+    set_running_child(0);
     ::close(fds[0]);
     if (spawned == 0) ::waitpid(pid, nullptr, 0);
     throw;
   }
+  set_running_child(0);  // before waitpid() reaps it: its pid may then be reused
   ::close(fds[0]);
   int status = 0;
   while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
@@ -228,7 +233,7 @@ int child_main(const options& opt, const registry& reg) {
                {"result", result_to_json(r)}};
     }
   } catch (const std::exception& e) {
-    reply = {{"error", e.what()}};
+    reply = {{"error", failure_text(e)}};
     status = 1;
   }
   write_all(opt.child_fd, reply.dump());

@@ -1,6 +1,10 @@
-// The containers the lab runs, each a name and the library template it instantiates per scheme.
+// The containers the lab runs, each a name, the library template it instantiates per scheme, and
+// the bytes a key takes in it: its nodes with the schemes' 16-byte retire hook (node_base), without
+// the allocator's own overhead, so a floor (glibc takes 48 bytes for a 32 or 40-byte node). The
+// lab's memory estimate (options.cpp) multiplies it by the prefilled keys.
 // Adding a container to the lab is one struct here and its entry in `containers`.
 #pragma once
+#include <cstddef>
 #include <string_view>
 #include <type_traits>
 
@@ -15,36 +19,43 @@ namespace reclaim_bench::containers {
 
 struct lazy_list {
   static constexpr std::string_view name = "lazy_list";
+  static constexpr std::size_t bytes_per_key = 40;  // key, next, marked, lock
   template <class Scheme>
   using type = reclaim::ds::lazy_list<Scheme>;
 };
 
 struct hm_list {
   static constexpr std::string_view name = "hm_list";
+  static constexpr std::size_t bytes_per_key = 32;  // key, next
   template <class Scheme>
   using type = reclaim::ds::hm_list<Scheme>;
 };
 
 struct hm_hashmap {
   static constexpr std::string_view name = "hm_hashmap";
+  static constexpr std::size_t bytes_per_key = 32;  // key, next; the bucket array is fixed
   template <class Scheme>
   using type = reclaim::ds::hm_hashmap<Scheme>;
 };
 
 struct harris_list {
   static constexpr std::string_view name = "harris_list";
+  static constexpr std::size_t bytes_per_key = 32;  // key, next
   template <class Scheme>
   using type = reclaim::ds::harris_list<Scheme>;
 };
 
 struct hm_list_restart {
   static constexpr std::string_view name = "hm_list_restart";
+  static constexpr std::size_t bytes_per_key = 32;  // key, next
   template <class Scheme>
   using type = reclaim::ds::hm_list_restart<Scheme>;
 };
 
 struct dgt_bst {
   static constexpr std::string_view name = "dgt_bst";
+  // A leaf and a router of 56 bytes each: key, is_leaf, two children, two version locks.
+  static constexpr std::size_t bytes_per_key = 112;
   template <class Scheme>
   using type = reclaim::ds::dgt_bst<Scheme>;
 };

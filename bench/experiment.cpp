@@ -235,7 +235,9 @@ class loader {
     argv.push_back(nullptr);
 
     try {
-      return *parse_command_line(static_cast<int>(words.size()), argv.data(), reg_);
+      options sweep = *parse_command_line(static_cast<int>(words.size()), argv.data(), reg_);
+      check_output_files(sweep, /*directories_made=*/true);  // by make_output_directories()
+      return sweep;
     } catch (const usage_error& e) {
       // "--scheme: unknown scheme ..." becomes "FILE:LINE: [[run]] 1: scheme: unknown scheme ...".
       const std::string_view message = e.what();

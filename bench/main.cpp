@@ -17,10 +17,12 @@
 #include "alloc.hpp"
 #include "build_info.hpp"
 #include "child.hpp"
+#include "cleanup.hpp"
 #include "experiment.hpp"
 #include "options.hpp"
 #include "output.hpp"
 #include "registry.hpp"
+#include "thread_failure.hpp"
 #include "timeline_file.hpp"
 
 namespace reclaim_bench {
@@ -39,7 +41,15 @@ child_outcome run_point(const options& opt, const pairing& pair, const trial_con
       return {{}, found,
               fmt::format("requested {}, but the allocator in effect is {} ({})", alloc,
                           found.name, found.library)};
-    child_outcome outcome{pair.run(config), found, {}};
+    child_outcome outcome{{}, found, {}};
+    try {
+      outcome.result = pair.run(config);
+    } catch (const std::exception& e) {
+      // A thread that could not be created, an allocation that failed: this trial's failure, and
+      // the run goes on (thread_failure.hpp). The trial has unwound: its memory is back.
+      outcome.error = failure_text(e);
+      return outcome;
+    }
     if (timeline)
       timeline->append({config.ds, config.scheme, found.name, config.threads, config.trial},
                        outcome.result);
@@ -58,12 +68,13 @@ child_outcome run_point(const options& opt, const pairing& pair, const trial_con
 
 // `timeline` receives the trials' timelines when opt.timeline names a file.
 int run_sweep(const options& opt, const registry& reg, timeline_file* timeline) {
-  // Opened only now that every argument has been checked: bad input never touches the file.
+  // Opened at the first line: a run in which no trial ran leaves no file.
   std::optional<jsonl_file> out;
   if (!opt.out.empty()) out.emplace(opt.out);
 
   const run_context ctx{git_commit(), std::thread::hardware_concurrency()};
-  const std::size_t total = trial_count(opt);
+  const std::size_t total = trial_count(opt, reg);
+  print_skipped_pairs(opt, reg);
   const progress bar(total);
   const trial_table table(reg);
   std::vector<finished_trial> done;
@@ -147,7 +158,9 @@ int main(int argc, char** argv) {
       print_list(reg, detect_allocator());
       return 0;
     }
+    remove_temporaries_on_signals();
     if (!opt->experiment.empty()) return run_experiment(*opt, reg);
+    check_output_files(*opt, /*directories_made=*/false);
     if (opt->dry_run) {
       print_plan({*opt}, reg);
       return 0;
@@ -162,7 +175,7 @@ int main(int argc, char** argv) {
     fmt::print(stderr, "reclaim-bench: {}\n", e.what());
     return 2;
   } catch (const std::exception& e) {
-    fmt::print(stderr, "reclaim-bench: error: {}\n", e.what());
+    fmt::print(stderr, "reclaim-bench: error: {}\n", failure_text(e));
     return 1;
   }
 }

@@ -7,12 +7,12 @@
 namespace reclaim_bench {
 namespace {
 
-// The value of a "Name:   1234 kB" line of /proc/self/status, in bytes.
-std::uint64_t status_kib_field(std::string_view field) noexcept {
+// The value of a "Name:   1234 kB" line of `file` (/proc/self/status, /proc/meminfo), in bytes.
+std::uint64_t kib_field(const char* file, std::string_view field) noexcept {
   try {
-    std::ifstream status("/proc/self/status");
+    std::ifstream in(file);
     std::string line;
-    while (std::getline(status, line)) {
+    while (std::getline(in, line)) {
       if (line.starts_with(field) && line.size() > field.size() && line[field.size()] == ':')
         return std::stoull(line.substr(field.size() + 1)) * 1024;
     }
@@ -29,7 +29,11 @@ void reset_peak_rss() noexcept {
   clear_refs << "5";
 }
 
-std::uint64_t peak_rss_bytes() noexcept { return status_kib_field("VmHWM"); }
-std::uint64_t rss_bytes() noexcept { return status_kib_field("VmRSS"); }
+std::uint64_t peak_rss_bytes() noexcept { return kib_field("/proc/self/status", "VmHWM"); }
+std::uint64_t rss_bytes() noexcept { return kib_field("/proc/self/status", "VmRSS"); }
+std::uint64_t address_space_bytes() noexcept { return kib_field("/proc/self/status", "VmSize"); }
+std::uint64_t available_memory_bytes() noexcept {
+  return kib_field("/proc/meminfo", "MemAvailable");
+}
 
 }  // namespace reclaim_bench

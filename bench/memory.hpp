@@ -1,4 +1,4 @@
-// The process's resident memory, from /proc (Linux).
+// The process's memory and the machine's, from /proc (Linux).
 #pragma once
 #include <cstdint>
 
@@ -8,8 +8,13 @@ namespace reclaim_bench {
 // /proc/self/clear_refs). Best effort: kernels or sandboxes that refuse leave the peak as it was.
 void reset_peak_rss() noexcept;
 
-// VmHWM and VmRSS of /proc/self/status in bytes; 0 when they cannot be read.
+// VmHWM, VmRSS and VmSize (the address space in use) of /proc/self/status in bytes; 0 when they
+// cannot be read.
 std::uint64_t peak_rss_bytes() noexcept;
 std::uint64_t rss_bytes() noexcept;
+std::uint64_t address_space_bytes() noexcept;
+
+// MemAvailable of /proc/meminfo in bytes: what can be allocated without swapping; 0 if unknown.
+std::uint64_t available_memory_bytes() noexcept;
 
 }  // namespace reclaim_bench

@@ -1,5 +1,7 @@
 #include "options.hpp"
 
+#include <sys/resource.h>
+
 #include <algorithm>
 #include <charconv>
 #include <iterator>
@@ -10,6 +12,8 @@
 #include <fmt/format.h>
 
 #include "alloc.hpp"
+#include "memory.hpp"
+#include "paths.hpp"
 #include "registry.hpp"
 
 namespace reclaim_bench {
@@ -58,6 +62,16 @@ std::vector<std::string> split_list(std::string_view flag, std::string_view text
   }
 }
 
+// A value listed twice would run the same points twice under the same trial numbers.
+template <class T>
+void refuse_duplicates(std::string_view flag, const std::vector<T>& items) {
+  for (auto it = items.begin(); it != items.end(); ++it)
+    if (std::find(items.begin(), it, *it) != it)
+      throw usage_error(fmt::format("{}: '{}' is listed twice (each value runs once; --trials N "
+                                    "repeats a point)",
+                                    flag, *it));
+}
+
 std::vector<std::string> parse_names(std::string_view flag, std::string_view what,
                                      std::string_view text,
                                      const std::vector<std::string_view>& accepted) {
@@ -67,6 +81,7 @@ std::vector<std::string> parse_names(std::string_view flag, std::string_view wha
       throw usage_error(fmt::format("{}: unknown {} '{}' (accepted: {})", flag, what, name,
                                     fmt::join(accepted, ", ")));
   }
+  refuse_duplicates(flag, names);
   return names;
 }
 
@@ -95,6 +110,64 @@ std::uint64_t parse_count(std::string_view flag, std::string_view text, std::uin
 std::int64_t parse_keys(std::string_view text) {
   return static_cast<std::int64_t>(parse_count(
       "--keys", text, min_keys, max_keys, "a number of keys from 2 to 1000M (suffixes K and M)"));
+}
+
+std::string size_text(double bytes) {
+  return bytes >= 1e9 ? fmt::format("{:.1f} GB", bytes / 1e9)
+                      : fmt::format("{:.1f} MB", bytes / 1e6);
+}
+
+// Refuses, before anything is written, a sweep whose largest trial cannot fit: its prefilled nodes
+// (keys/2 x the container's bytes per key) and timeline buffers (capacity x 24 bytes x threads),
+// both touched before the measured interval, against the memory available (MemAvailable) and the
+// address space that RLIMIT_AS leaves. A floor, so that only what surely cannot fit is refused:
+// allocator overhead, garbage, thread stacks (8 MiB of address space each, a few pages of memory)
+// and malloc's arenas are not counted; what runs out anyway fails its trial (thread_failure.hpp).
+// `keys` and `capacity` are the flags' texts as given, for the message.
+void check_memory(const options& opt, const registry& reg, std::string_view keys,
+                  std::string_view capacity) {
+  std::vector<std::string> parts, flags;
+  double need = 0;
+  if (opt.prefill) {
+    const pairing* largest = nullptr;  // of the pairs that run: at least one does
+    for (const std::string& ds : opt.ds)
+      for (const std::string& scheme : opt.schemes)
+        if (const pairing* p = reg.find(ds, scheme);
+            p->supported() && (!largest || p->bytes_per_key > largest->bytes_per_key))
+          largest = p;
+    const double bytes = static_cast<double>(opt.keys / 2) * largest->bytes_per_key;
+    need += bytes;
+    parts.push_back(fmt::format("--keys {}: {} prefilled keys x {} bytes in {} = {}", keys,
+                                opt.keys / 2, largest->bytes_per_key, largest->ds,
+                                size_text(bytes)));
+    flags.emplace_back("--keys");
+  }
+  if (!opt.timeline.empty()) {
+    const unsigned threads = *std::max_element(opt.threads.begin(), opt.threads.end());
+    const double bytes =
+        static_cast<double>(opt.timeline_capacity) * sizeof(reclaim::timeline::entry) * threads;
+    need += bytes;
+    parts.push_back(fmt::format("--timeline-capacity {} x --threads {} x {} bytes = {}", capacity,
+                                threads, sizeof(reclaim::timeline::entry), size_text(bytes)));
+    flags.insert(flags.end(), {"--timeline-capacity", "--threads"});
+  }
+
+  const double available = static_cast<double>(available_memory_bytes());  // 0: unknown
+  rlimit as{};
+  const bool limited = ::getrlimit(RLIMIT_AS, &as) == 0 && as.rlim_cur != RLIM_INFINITY;
+  const double in_use = static_cast<double>(address_space_bytes());
+  const double room = limited ? std::max(0.0, static_cast<double>(as.rlim_cur) - in_use) : 0;
+  std::string limit;
+  if (available > 0 && need > available)
+    limit = fmt::format("the {} of memory available (MemAvailable in /proc/meminfo)",
+                        size_text(available));
+  else if (limited && need > room)
+    limit = fmt::format("the {} of address space that RLIMIT_AS (ulimit -v) leaves",
+                        size_text(room));
+  if (limit.empty()) return;
+  throw usage_error(fmt::format("a trial needs at least {} ({}), more than {}: lower {}",
+                                size_text(need), fmt::join(parts, " + "), limit,
+                                fmt::join(flags, " or ")));
 }
 
 // "--threads: 1 required TEXT missing" and the like, as one line.
@@ -219,6 +292,7 @@ std::optional<options> parse_command_line(int argc, char** argv, const registry&
   for (const std::string& t : split_list("--threads", threads))
     opt.threads.push_back(
         static_cast<unsigned>(parse_uint("--threads", t, 1, max_threads, positive_threads)));
+  refuse_duplicates("--threads", opt.threads);
   const std::vector<std::string_view> allocators(std::begin(allocator_names),
                                                  std::end(allocator_names));
   opt.allocs = parse_names("--alloc", "allocator", alloc, allocators);
@@ -269,14 +343,44 @@ std::optional<options> parse_command_line(int argc, char** argv, const registry&
       throw usage_error("--child-trial: one container, scheme, thread count and allocator only");
   }
 
-  for (const std::string& d : opt.ds) {
-    for (const std::string& s : opt.schemes) {
-      const pairing* p = reg.find(d, s);
-      if (!p->supported())
-        throw usage_error(fmt::format("{} does not support {}: {}", d, s, p->why_not));
-    }
+  // A sweep skips the pairs that do not apply; one in which none does is bad input.
+  const std::vector<const pairing*> skipped = skipped_pairs(opt, reg);
+  if (skipped.size() == opt.ds.size() * opt.schemes.size()) {
+    std::vector<std::string> reasons;
+    for (const pairing* p : skipped)
+      reasons.push_back(fmt::format("{} does not support {}: {}", p->ds, p->scheme, p->why_not));
+    throw usage_error(reasons.size() == 1
+                          ? reasons[0]
+                          : fmt::format("no pair of --ds and --scheme applies: {}",
+                                        fmt::join(reasons, "; ")));
   }
+  // The run's own process checks the memory; a child runs one trial of a checked sweep.
+  if (!opt.child()) check_memory(opt, reg, keys, timeline_capacity);
   return opt;
+}
+
+std::vector<const pairing*> skipped_pairs(const options& opt, const registry& reg) {
+  std::vector<const pairing*> skipped;
+  for (const std::string& ds : opt.ds)
+    for (const std::string& scheme : opt.schemes)
+      if (const pairing* p = reg.find(ds, scheme); !p->supported()) skipped.push_back(p);
+  return skipped;
+}
+
+std::size_t trial_count(const options& opt, const registry& reg) {
+  const std::size_t pairs = opt.ds.size() * opt.schemes.size() - skipped_pairs(opt, reg).size();
+  return pairs * opt.threads.size() * opt.allocs.size() * opt.trials;
+}
+
+void check_output_files(const options& opt, bool directories_made) {
+  if (!opt.out.empty())
+    check_output_path("--out", opt.out, output_use::append, directories_made);
+  if (opt.timeline.empty()) return;
+  check_output_path("--timeline", opt.timeline, output_use::replace, directories_made);
+  if (!opt.out.empty() && same_file(opt.timeline, opt.out))
+    throw usage_error(fmt::format("--timeline: '{}' is the same file as the JSON Lines output "
+                                  "'{}' (the timeline needs a file of its own)",
+                                  opt.timeline, opt.out));
 }
 
 trial_config make_trial_config(const options& opt, const pairing& pair, unsigned threads,

@@ -59,16 +59,25 @@ struct options {
   bool child() const { return child_trial > 0; }
 };
 
-// Parses and validates argv; scheme and container names are checked against the registry, and so
-// is every pair of the sweep. Returns nullopt when help was asked for (it has been printed).
-// Throws usage_error on bad input.
+// Parses and validates argv; scheme and container names are checked against the registry, and at
+// least one (ds, scheme) pair of the sweep must apply (the others are skipped). Returns nullopt
+// when help was asked for (it has been printed). Throws usage_error on bad input.
 std::optional<options> parse_command_line(int argc, char** argv, const registry& reg);
 
+// Checks, before anything is written, that the sweep's output files can take its output
+// (check_output_path in paths.hpp): --out, --timeline, and that the timeline is not the --out file
+// under another name. `directories_made`: the caller creates their directories (an experiment).
+// Throws usage_error.
+void check_output_files(const options& opt, bool directories_made);
+
+// The (ds, scheme) pairs of a validated sweep that do not apply: the sweep skips them (at least
+// one pair applies, parse_command_line() checked).
+std::vector<const pairing*> skipped_pairs(const options& opt, const registry& reg);
+
 // The number of trials of a validated sweep, and each of them in the order the lab runs them (ds,
-// threads, alloc, scheme, trial): fn(pair, threads, alloc, trial).
-inline std::size_t trial_count(const options& opt) {
-  return opt.ds.size() * opt.threads.size() * opt.allocs.size() * opt.schemes.size() * opt.trials;
-}
+// threads, alloc, scheme, trial): fn(pair, threads, alloc, trial). Pairs that do not apply are
+// skipped by both.
+std::size_t trial_count(const options& opt, const registry& reg);
 
 template <class Fn>
 void for_each_trial(const options& opt, const registry& reg, Fn&& fn) {
@@ -76,7 +85,8 @@ void for_each_trial(const options& opt, const registry& reg, Fn&& fn) {
     for (unsigned threads : opt.threads)
       for (const std::string& alloc : opt.allocs)
         for (const std::string& scheme : opt.schemes) {
-          const pairing& pair = *reg.find(ds, scheme);  // validated: known and supported
+          const pairing& pair = *reg.find(ds, scheme);  // validated: known
+          if (!pair.supported()) continue;
           for (unsigned trial = 1; trial <= opt.trials; ++trial) fn(pair, threads, alloc, trial);
         }
 }

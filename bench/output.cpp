@@ -1,6 +1,7 @@
 #include "output.hpp"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -120,21 +121,38 @@ nlohmann::ordered_json to_json(const finished_trial& t, const run_context& ctx) 
   return j;
 }
 
-jsonl_file::jsonl_file(const std::string& path)
-    : path_(path), fd_(::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644)) {
-  if (fd_ < 0)
-    throw usage_error(fmt::format("--out: cannot open '{}': {}", path, std::strerror(errno)));
+jsonl_file::~jsonl_file() {
+  if (fd_ >= 0) ::close(fd_);
 }
-
-jsonl_file::~jsonl_file() { ::close(fd_); }
 
 void jsonl_file::append(const nlohmann::ordered_json& record) {
   const std::string line = record.dump() + '\n';
-  // One write(2) of the whole line: there is no user-space buffer to flush afterwards.
-  const ssize_t written = ::write(fd_, line.data(), line.size());
-  if (written < 0) throw std::system_error(errno, std::generic_category(), "writing " + path_);
-  if (static_cast<std::size_t>(written) != line.size())
-    throw std::runtime_error("short write to " + path_);
+  if (fd_ < 0) {
+    fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    if (fd_ < 0) throw std::system_error(errno, std::generic_category(), "opening " + path_);
+  }
+  // Where the line begins: the end of the file before it is appended (O_APPEND).
+  struct stat before {};
+  if (::fstat(fd_, &before) != 0)
+    throw std::system_error(errno, std::generic_category(), "writing to " + path_);
+  // Normally one write(2) of the whole line. A short one (the disk filled up, the file size limit)
+  // is followed by another for the rest, which either succeeds or says why it cannot.
+  for (std::string_view rest = line; !rest.empty();) {
+    const ssize_t n = ::write(fd_, rest.data(), rest.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      // The line must be whole or not there at all: the next run's first line would be glued to
+      // a partial one. Cut the file back to where the line began.
+      const int error = n < 0 ? errno : EIO;
+      const std::string undo = ::ftruncate(fd_, before.st_size) == 0
+                                   ? "the partial line was removed"
+                                   : fmt::format("the partial line could not be removed: {}",
+                                                 std::strerror(errno));
+      throw std::runtime_error(fmt::format("cannot append a JSON line to '{}': {} ({})", path_,
+                                           std::strerror(error), undo));
+    }
+    rest.remove_prefix(static_cast<std::size_t>(n));
+  }
 }
 
 // Name columns as wide as the longest registered name; numbers right-aligned.
@@ -240,12 +258,17 @@ void progress::clear() const {
   std::fflush(stderr);
 }
 
+void print_skipped_pairs(const options& opt, const registry& reg) {
+  for (const pairing* p : skipped_pairs(opt, reg))
+    fmt::print(stderr, "reclaim-bench: skipping {} x {}: {}\n", p->ds, p->scheme, p->why_not);
+}
+
 void print_plan(const std::vector<options>& sweeps, const registry& reg) {
   std::size_t trials = 0;
   double seconds = 0;
   for (std::size_t i = 0; i < sweeps.size(); ++i) {
     const options& opt = sweeps[i];
-    const std::size_t n = trial_count(opt);
+    const std::size_t n = trial_count(opt, reg);
     if (sweeps.size() > 1) fmt::print("{}[[run]] {} of {}\n", i > 0 ? "\n" : "", i + 1, sweeps.size());
     fmt::print("{} trials x {} s; keys {}, insert {}%, delete {}%, {}, seed {}{}{}{}{}\n", n,
                opt.seconds, opt.keys, opt.insert_pct, opt.delete_pct,
@@ -254,6 +277,7 @@ void print_plan(const std::vector<options>& sweeps, const registry& reg) {
                opt.sample_ms > 0 ? fmt::format(", memory sampled every {} ms", opt.sample_ms) : "",
                opt.out.empty() ? "" : fmt::format(", appended to {}", opt.out),
                opt.timeline.empty() ? "" : fmt::format(", timeline in {}", opt.timeline));
+    print_skipped_pairs(opt, reg);
     for_each_trial(opt, reg, [&](const pairing& pair, unsigned threads, const std::string& alloc,
                                  unsigned trial) {
       fmt::print("  {} {} {} threads={} trial {}/{}\n", pair.ds, pair.scheme, alloc, threads,

@@ -4,6 +4,7 @@
 #include <cstddef>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -31,19 +32,24 @@ struct finished_trial {
 nlohmann::ordered_json to_json(const finished_trial& t, const run_context& ctx);
 
 // A JSON Lines file opened for appending. Each record is one line written with a single write(2)
-// on an O_APPEND descriptor, so a crash or a concurrent writer never leaves a partial line.
+// on an O_APPEND descriptor, so a concurrent writer never splits it; a write that fails part way
+// (a full disk, the file size limit) is undone, so the file holds whole lines only.
+// The file is opened (and created if needed) at the first append, so a run in which no trial ran
+// leaves no empty file behind; check_output_files() has checked that it can be.
 class jsonl_file {
  public:
-  explicit jsonl_file(const std::string& path);  // creates the file if needed; throws usage_error
+  explicit jsonl_file(std::string path) : path_(std::move(path)) {}
   ~jsonl_file();
   jsonl_file(const jsonl_file&) = delete;
   jsonl_file& operator=(const jsonl_file&) = delete;
 
-  void append(const nlohmann::ordered_json& record);  // throws std::system_error if the write fails
+  // Throws std::runtime_error naming the cause (errno's text) if the line cannot be written whole;
+  // the file is then as it was before.
+  void append(const nlohmann::ordered_json& record);
 
  private:
   std::string path_;
-  int fd_;
+  int fd_ = -1;  // not open yet
 };
 
 // The per-trial table on stdout, printed row by row as trials finish.
@@ -78,6 +84,10 @@ class progress {
   bool active_;
   std::size_t total_;
 };
+
+// "reclaim-bench: skipping hm_list x nbr_plus: <why>" on stderr for each pair of the sweep that
+// does not apply.
+void print_skipped_pairs(const options& opt, const registry& reg);
 
 // --dry-run: each trial of the sweeps, one line each, and the measured time they would take.
 void print_plan(const std::vector<options>& sweeps, const registry& reg);

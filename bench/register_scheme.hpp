@@ -21,9 +21,10 @@ void register_scheme(registry& r, std::string_view name) {
     using C = typename decltype(container)::type;
     using DS = typename C::template type<Scheme>;
     if constexpr (reclaim::protects<Scheme, DS>)
-      r.add_pairing({C::name, name, &run_trial<Scheme, DS>, {}});
+      r.add_pairing({C::name, name, &run_trial<Scheme, DS>, {}, C::bytes_per_key});
     else
-      r.add_pairing({C::name, name, nullptr, reclaim::applies<Scheme, DS>().why_not});
+      r.add_pairing(
+          {C::name, name, nullptr, reclaim::applies<Scheme, DS>().why_not, C::bytes_per_key});
   });
 }
 

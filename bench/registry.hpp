@@ -87,6 +87,7 @@ struct pairing {
   std::string_view scheme;
   trial_fn run = nullptr;  // null when the scheme does not apply to the container
   std::string_view why_not;
+  std::size_t bytes_per_key = 0;  // the container's floor (containers.hpp)
 
   bool supported() const { return run != nullptr; }
 };

@@ -2,7 +2,9 @@
 // key range, T workers running the operation mix for the configured time, then validation of the
 // structure against what the successful operations did. With --stall, N more threads sit inside an
 // operation for the whole measured interval (stalled_operations); with --sample-ms, the main thread
-// samples pending garbage and RSS while the workers run (measure_interval).
+// samples pending garbage and RSS while the workers run (measure_interval). A thread that cannot be
+// created or throws (an allocation that failed) ends the trial with thread_error once the threads
+// that started have been released and joined (thread_failure.hpp).
 #pragma once
 #include <algorithm>
 #include <atomic>
@@ -18,6 +20,7 @@
 #include "memory.hpp"
 #include "registry.hpp"
 #include "rng.hpp"
+#include "thread_failure.hpp"
 
 namespace reclaim_bench {
 
@@ -75,13 +78,22 @@ template <class Scheme>
 class stalled_operations {
  public:
   // Returns once every thread is inside its read phase, so the whole measured interval that
-  // follows sees them there.
+  // follows sees them there. Throws thread_error, with every thread joined, if one could not be
+  // created or failed to begin its operation.
   stalled_operations(typename Scheme::domain& domain, unsigned count) {
-    for (unsigned i = 0; i < count; ++i) threads_.emplace_back([this, &domain] { stall(domain); });
-    // acquire: pairs with the release increment in stall(); sleeping in slices, not spinning, so
-    // that on 2 cores the stalling threads get to run.
-    while (inside_.load(std::memory_order_acquire) < count)
+    const unsigned started = failures_.start(threads_, "stalled", count, [&, count](unsigned i) {
+      // One that fails counts as inside too: the wait below is for the threads that started.
+      if (!failures_.run("stalled", i, count, [&] { stall(domain); }))
+        inside_.fetch_add(1, std::memory_order_release);
+    });
+    // acquire: pairs with the release increments; sleeping in slices, not spinning, so that on 2
+    // cores the stalling threads get to run.
+    while (inside_.load(std::memory_order_acquire) < started)
       std::this_thread::sleep_for(std::chrono::microseconds(100));
+    if (failures_.failed()) {
+      release();
+      failures_.rethrow();
+    }
   }
   ~stalled_operations() { release(); }
   stalled_operations(const stalled_operations&) = delete;
@@ -113,7 +125,8 @@ class stalled_operations {
 
   std::atomic<unsigned> inside_{0};
   std::atomic<bool> release_{false};
-  std::vector<std::jthread> threads_;  // last: joined before the flags above go
+  thread_failures failures_;
+  std::vector<std::jthread> threads_;  // last: joined before the members above go
 };
 
 // The memory sampler (--sample-ms) keeps at most this many samples: when the buffer is full it
@@ -149,7 +162,7 @@ void measure_interval(std::chrono::steady_clock::time_point begin, const trial_c
 
 // Inserts uniformly random keys from [0, keys) until exactly keys/2 inserts have succeeded, with
 // min(threads, hardware threads) threads. Each success is claimed from a shared counter first, so
-// the threads never overshoot.
+// the threads never overshoot. Throws thread_error if a thread could not be created or failed.
 template <class DS>
 tally prefill(DS& ds, const trial_config& cfg) {
   const std::int64_t target = cfg.keys / 2;
@@ -157,10 +170,13 @@ tally prefill(DS& ds, const trial_config& cfg) {
   const unsigned n = std::min(cfg.threads, hardware_threads());
   std::atomic<std::int64_t> claimed{0};
   std::vector<thread_outcome> outcomes(n);
+  thread_failures failures;
   {
     std::vector<std::jthread> fillers;
-    for (unsigned i = 0; i < n; ++i) {
-      fillers.emplace_back([&, i] {
+    // Once the prefill has failed, the threads still filling stop: every claim is handed out.
+    const auto give_up = [&] { claimed.store(target, std::memory_order_relaxed); };
+    const unsigned started = failures.start(fillers, "prefill", n, [&](unsigned i) {
+      const bool filled = failures.run("prefill", i, n, [&] {
         xoshiro256 rng(stream_seed(cfg.seed, cfg.trial, prefill_stream_base + i));
         tally mine;
         // relaxed: the counter only hands out claims; the joins publish the tallies.
@@ -175,8 +191,11 @@ tally prefill(DS& ds, const trial_config& cfg) {
         }
         outcomes[i].delta = mine;
       });
-    }
+      if (!filled) give_up();
+    });
+    if (started < n) give_up();
   }  // joins
+  failures.rethrow();
   tally total;
   for (const thread_outcome& o : outcomes) total += o.delta;
   return total;
@@ -187,7 +206,8 @@ tally prefill(DS& ds, const trial_config& cfg) {
 // `outcomes`. Returns the measured seconds, from the start until every worker has joined.
 // With a timeline recorder, each worker attaches before the start latch (its buffer is allocated
 // and touched outside the measured interval) and `origin_ns` receives the start's timestamp.
-// Meanwhile the main thread runs measure_interval() with `pending` and `samples`.
+// Meanwhile the main thread runs measure_interval() with `pending` and `samples`. Throws
+// thread_error, with every worker joined, if one could not be created, attached or failed.
 template <class DS, class Pending>
 double run_workers(DS& ds, const trial_config& cfg, std::vector<thread_outcome>& outcomes,
                    reclaim::timeline::recorder* timeline, std::uint64_t& origin_ns,
@@ -197,40 +217,50 @@ double run_workers(DS& ds, const trial_config& cfg, std::vector<thread_outcome>&
   const unsigned erase_below = cfg.insert_pct + cfg.delete_pct;
   std::atomic<bool> stop{false};
   std::latch start(cfg.threads + 1);
+  thread_failures failures;
   std::vector<std::jthread> workers;
-  for (unsigned i = 0; i < cfg.threads; ++i) {
-    workers.emplace_back([&, i] {
-      xoshiro256 rng(stream_seed(cfg.seed, cfg.trial, i));
-      tally mine;
-      std::uint64_t ops = 0;
-      if (timeline) timeline->attach(i);
-      start.arrive_and_wait();
-      // relaxed: `stop` carries no data, it only has to be seen eventually; the join orders the
-      // tallies before the main thread reads them.
-      while (!stop.load(std::memory_order_relaxed)) {
-        const std::int64_t key = rng.below(keys);
-        const unsigned dice = rng.below(100);
-        if (dice < insert_below) {
-          if (ds.insert(key)) mine.add(key);
-        } else if (dice < erase_below) {
-          if (ds.erase(key)) mine.remove(key);
-        } else {
-          ds.contains(key);
+  const unsigned started = failures.start(workers, "worker", cfg.threads, [&](unsigned i) {
+    xoshiro256 rng(stream_seed(cfg.seed, cfg.trial, i));
+    tally mine;
+    std::uint64_t ops = 0;
+    // A worker that cannot attach still arrives: the latch waits for every worker that started.
+    failures.run("worker", i, cfg.threads, [&] { if (timeline) timeline->attach(i); });
+    start.arrive_and_wait();
+    // Every worker that could not be created or attached was recorded before the latch opened
+    // (which orders it before this read): then the trial ends before its first operation.
+    if (!failures.failed()) {
+      failures.run("worker", i, cfg.threads, [&] {
+        // relaxed: `stop` carries no data, it only has to be seen eventually; the join orders
+        // the tallies before the main thread reads them.
+        while (!stop.load(std::memory_order_relaxed)) {
+          const std::int64_t key = rng.below(keys);
+          const unsigned dice = rng.below(100);
+          if (dice < insert_below) {
+            if (ds.insert(key)) mine.add(key);
+          } else if (dice < erase_below) {
+            if (ds.erase(key)) mine.remove(key);
+          } else {
+            ds.contains(key);
+          }
+          ++ops;
         }
-        ++ops;
-      }
-      if (timeline) reclaim::timeline::recorder::detach();
-      outcomes[i] = {mine, ops};
-    });
-  }
+      });
+    }
+    if (timeline) reclaim::timeline::recorder::detach();  // also after an attach that threw
+    outcomes[i] = {mine, ops};
+  });
+  // The workers that never started never arrive: count them down, or the others wait forever.
+  start.count_down(cfg.threads - started);
   // Read just before the main thread releases the latch, so that no worker's event precedes it.
   const auto begin = std::chrono::steady_clock::now();  // the clock of timeline::now()
   origin_ns = static_cast<std::uint64_t>(
       std::chrono::duration_cast<std::chrono::nanoseconds>(begin.time_since_epoch()).count());
   start.arrive_and_wait();
-  measure_interval(begin, cfg, pending, samples);
+  // Every worker that started has attached or failed to: without all of them, nothing to measure.
+  if (!failures.failed()) measure_interval(begin, cfg, pending, samples);
   stop.store(true, std::memory_order_relaxed);
   workers.clear();  // joins
+  failures.rethrow();
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
 }
 

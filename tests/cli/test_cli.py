@@ -2,8 +2,9 @@
 """Command-line tests of reclaim-bench, the lab (DESIGN.md section 5).
 
 Usage: test_cli.py BENCH CHECK, where BENCH is the reclaim-bench executable and CHECK one of:
-  bad_input  every kind of bad input exits with status 2 and one line on stderr naming the flag,
-             and leaves the --out file alone (not created; an existing one unchanged)
+  bad_input  every kind of bad input (a value listed twice included) exits with status 2 and one
+             line on stderr naming the flag, and leaves the --out file alone (not created; an
+             existing one unchanged)
   list       `reclaim-bench list` prints schemes, containers, allocators and the matrix
   run        short valid runs write one parseable, validated JSON line per trial
   alloc      --alloc: a sweep over every allocator records the one detected in each trial; an
@@ -18,14 +19,39 @@ Usage: test_cli.py BENCH CHECK, where BENCH is the reclaim-bench executable and 
              per trial, directories made, a run's timeline), flags override its values,
              --dry-run runs nothing, every bad file exits 2 with one line naming the file and
              writes nothing, and every file in experiments/ passes --dry-run in 10 minutes
+  output_paths  --out and --timeline (and an experiment's out and timelines) that are a
+             directory, a device node, a FIFO, the same file as each other (by any name), or in a
+             missing directory are refused before the first trial, and left as they were
+  write_errors  a JSON line cut short (the file size limit) is rolled back: the file holds whole
+             lines only, and the run stops with one line naming the cause; so does a timeline
+             that cannot be written, which leaves the old one; an --out file whose last line is
+             incomplete is refused
+  lazy_out   no --out file is created when no trial ran (every trial not run, a dry run), and no
+             timeline is replaced
+  skip_pairs a sweep skips the (ds, scheme) pairs that do not apply, with a note on stderr each,
+             on the command line, in a dry run and in an experiment; none applying is bad input
+  cleanup    SIGINT or SIGTERM in the middle of a run (in the lab's process, with a child) leaves
+             no temporary timeline file, no child process, and ends the lab by the signal; what a
+             killed run left is removed by the next one once its process has ended
+  thread_failure  a worker or stalled thread that cannot be created (RLIMIT_AS) fails its trial
+             with one line naming it, quickly (no hang on the start latch), in the lab's process
+             and in a child, and the run goes on
+  memory     a run whose trial surely cannot fit (MemAvailable, RLIMIT_AS) is refused up front,
+             naming the flags and the estimate; an allocation that fails in a trial fails that
+             trial on one line (no std::terminate)
 Python 3 standard library only.
 """
 import csv
 import json
 import os
+import re
+import resource
+import signal
+import stat
 import subprocess
 import sys
 import tempfile
+import time
 
 BENCH = sys.argv[1]
 failures = []
@@ -42,9 +68,21 @@ REQUIRED_FIELDS = [
 ]
 
 
-def bench(*args, env=None):
-    return subprocess.run([BENCH, *args], capture_output=True, text=True, timeout=60,
-                          env=None if env is None else {**os.environ, **env})
+def bench(*args, env=None, timeout=60, cwd=None, preexec_fn=None):
+    """Runs the lab; a run still going after `timeout` seconds is killed, with its child processes
+    (it runs in a process group of its own), and is a failure (the returned status is None)."""
+    with subprocess.Popen([os.path.abspath(BENCH), *args], stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, text=True, cwd=cwd, preexec_fn=preexec_fn,
+                          start_new_session=True,
+                          env=None if env is None else {**os.environ, **env}) as lab:
+        try:
+            stdout, stderr = lab.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(lab.pid, signal.SIGKILL)
+            stdout, stderr = lab.communicate()
+            failures.append(f"{' '.join(args)}: still running after {timeout} s (killed)")
+            return subprocess.CompletedProcess(lab.args, None, stdout, stderr)
+        return subprocess.CompletedProcess(lab.args, lab.returncode, stdout, stderr)
 
 
 def check(condition, what):
@@ -103,6 +141,11 @@ BAD_INPUTS = [
     (["--sample-ms", "60001"], "--sample-ms: expected whole milliseconds"),
     (["--sample-ms", "0.5"], "--sample-ms"),
     (["--sample-ms", "abc"], "--sample-ms"),
+    # A value listed twice would run its points twice under the same trial numbers.
+    (["--scheme", "debra,debra"], "--scheme: 'debra' is listed twice (each value runs once"),
+    (["--ds", "hm_list,lazy_list,hm_list"], "--ds: 'hm_list' is listed twice"),
+    (["--threads", "1,2,01"], "--threads: '1' is listed twice"),
+    (["--alloc", "glibc,glibc"], "--alloc: 'glibc' is listed twice"),
     # CLI11's own parse errors
     (["--bogus"], "--bogus"),
     (["--threads", "1", "--threads", "2"], "--threads"),
@@ -124,18 +167,23 @@ def expect_refused(args, needle, out, env=None):
     return r.stderr
 
 
-def unsupported_pairs():
-    """(container, scheme) pairs that `list` marks "no"."""
+def applicability():
+    """{(container, scheme): True if `list` marks the pair "yes"}."""
     lines = bench("list").stdout.splitlines()
     start = next(i for i, line in enumerate(lines) if line.startswith("Applicability"))
     schemes = lines[start + 1].split()
-    pairs = []
+    pairs = {}
     for line in lines[start + 2:]:
         cells = line.split()
         if len(cells) != len(schemes) + 1:
             break
-        pairs += [(cells[0], s) for s, cell in zip(schemes, cells[1:]) if cell == "no"]
+        pairs.update({(cells[0], s): cell == "yes" for s, cell in zip(schemes, cells[1:])})
     return pairs
+
+
+def unsupported_pairs():
+    """(container, scheme) pairs that `list` marks "no"."""
+    return [pair for pair, applies in applicability().items() if not applies]
 
 
 def test_bad_input(tmp):
@@ -225,6 +273,8 @@ def test_list(_tmp):
 # --- run -------------------------------------------------------------------------------------
 
 def load_lines(path):
+    if not check(os.path.exists(path), f"{path}: no such file"):
+        return []
     records = []
     for number, line in enumerate(read(path).splitlines(), 1):
         try:
@@ -403,7 +453,7 @@ def test_alloc(tmp):
                   env={"RECLAIM_BENCH_ALLOC_DIR": fake})
         check(r.returncode == 1 and "requested jemalloc, but the allocator in effect is mimalloc"
               in r.stderr, f"fake jemalloc: {r.returncode} {r.stderr!r}")
-        check(not os.path.exists(out) or read(out) == "", f"fake jemalloc: wrote {out}")
+        check(not os.path.exists(out), f"fake jemalloc: created {out}")
 
 
 # --- timeline --------------------------------------------------------------------------------
@@ -724,6 +774,7 @@ BAD_EXPERIMENTS = [
     ("[[run]]\nscheme = [\"none\", \"foo\"]\n",
      "[[run]] 2: scheme: unknown scheme 'foo' (accepted: none, debra, hp"),
     ("[[run]]\nds = \"foo\"\n", "[[run]] 2: ds: unknown container 'foo' (accepted: lazy_list"),
+    ("[[run]]\nscheme = [\"debra\", \"debra\"]\n", "[[run]] 2: scheme: 'debra' is listed twice"),
     ("[[run]]\nalloc = \"foo\"\n",
      "[[run]] 2: alloc: unknown allocator 'foo' (accepted: glibc, jemalloc"),
     ("[[run]]\nthreads = 0\n", "[[run]] 2: threads: expected a positive integer"),
@@ -790,8 +841,446 @@ def test_experiment_bad_input(tmp):
     refused(text, "--experiment: not with `list`", ["list"])
 
 
+# --- output paths ------------------------------------------------------------------------------
+
+SENTINEL = '{"sentinel": true}\n'
+QUICK = ["--seconds", "0.05", "--keys", "100"]  # a trial that takes no time
+
+
+def check_one_line(r, status, name, needle):
+    """r ended with `status` and one line on stderr that names the program and contains needle."""
+    check(r.returncode == status, f"{name}: exit status {r.returncode}, expected {status}: "
+                                  f"{r.stderr!r}")
+    lines = r.stderr.splitlines()
+    if check(len(lines) == 1 and r.stderr.endswith("\n"), f"{name}: not one line: {r.stderr!r}"):
+        check(lines[0].startswith("reclaim-bench: "), f"{name}: no program name: {lines[0]!r}")
+        check(needle in lines[0], f"{name}: {lines[0]!r} does not mention {needle!r}")
+
+
+def test_output_paths(tmp):
+    out = os.path.join(tmp, "out.jsonl")
+    write(out, SENTINEL)
+
+    def refused(args, needle, cwd=None):
+        r = bench(*QUICK, *args, cwd=cwd, timeout=20)
+        name = " ".join(args)
+        check_one_line(r, 2, name, needle)
+        check(r.stdout == "", f"{name}: ran trials before refusing: {r.stdout!r}")
+        check(read(out) == SENTINEL, f"{name}: modified {out}")
+
+    # A directory, refused before the first trial (not after every trial ran).
+    directory = os.path.join(tmp, "dir")
+    os.mkdir(directory)
+    refused(["--out", directory], f"--out: '{directory}' is a directory, not a regular file")
+    refused(["--out", out, "--timeline", directory],
+            f"--timeline: '{directory}' is a directory, not a regular file")
+    check(os.listdir(directory) == [], f"directory: wrote {os.listdir(directory)}")
+
+    # Files that are not regular files: the lab would block opening a FIFO, or rename over it.
+    fifo = os.path.join(tmp, "fifo")
+    os.mkfifo(fifo)
+    refused(["--out", fifo], f"--out: '{fifo}' is a FIFO, not a regular file")
+    refused(["--out", out, "--timeline", fifo], f"--timeline: '{fifo}' is a FIFO")
+    check(stat.S_ISFIFO(os.stat(fifo).st_mode), "the FIFO was replaced")
+    # /dev/full only as --out: an old lab renamed the timeline over it.
+    refused(["--out", "/dev/full"], "--out: '/dev/full' is a character device, not a regular file")
+    full_link = os.path.join(tmp, "full-link")
+    os.symlink("/dev/full", full_link)
+    refused(["--out", full_link], "is a character device")
+    node = os.path.join(tmp, "full")  # a device node of our own: /dev/full's numbers
+    try:
+        os.mknod(node, 0o666 | stat.S_IFCHR, os.makedev(1, 7))
+    except OSError:
+        node = None  # not root, or no CAP_MKNOD
+    if node:
+        refused(["--out", out, "--timeline", node], f"--timeline: '{node}' is a character device")
+        check(stat.S_ISCHR(os.stat(node).st_mode), "the device node was replaced")
+
+    # The timeline is the --out file: the same path, relative, through a symbolic or a hard link.
+    os.symlink(out, os.path.join(tmp, "sym.jsonl"))
+    os.link(out, os.path.join(tmp, "hard.jsonl"))
+    for timeline in [out, "out.jsonl", "./sub/../out.jsonl", "sym.jsonl", "hard.jsonl"]:
+        os.makedirs(os.path.join(tmp, "sub"), exist_ok=True)
+        refused(["--out", out, "--timeline", timeline], "is the same file as the JSON Lines output",
+                cwd=tmp)
+    # ... and before either exists.
+    new = os.path.join(tmp, "new.jsonl")
+    refused(["--out", new, "--timeline", os.path.join(tmp, "sub", "..", "new.jsonl")],
+            "is the same file as the JSON Lines output")
+    check(not os.path.exists(new), "same file: created the --out file")
+
+    # A missing or unusable directory.
+    refused(["--out", os.path.join(out, "x.jsonl")], "--out: cannot open")  # under a file
+    refused(["--out", out, "--timeline", os.path.join(tmp, "no", "t.csv")],
+            "--timeline: cannot create")
+
+    # Experiment files: their out and each run's timeline, with the file and line.
+    experiment = os.path.join(tmp, "paths.toml")
+    good_run = '[[run]]\nds = "hm_list"\nseconds = 0.05\nkeys = 100\n'
+    for text, needle in [
+            (f'title = "t"\nout = {toml_string(directory)}\n{good_run}',
+             f"paths.toml:2: [[run]] 1: out: '{directory}' is a directory"),
+            (f'title = "t"\nout = {toml_string(out)}\n{good_run}timeline = {toml_string(fifo)}\n',
+             f"paths.toml:7: [[run]] 1: timeline: '{fifo}' is a FIFO"),
+            (f'title = "t"\nout = {toml_string(out)}\n{good_run}{good_run}'
+             f'timeline = {toml_string(out)}\n',
+             "paths.toml:11: [[run]] 2: timeline: "),
+            (f'title = "t"\nout = {toml_string(new)}\n{good_run}timeline = "new.jsonl"\n',
+             "is the same file as the JSON Lines output")]:
+        write(experiment, text)
+        r = bench("--experiment", experiment, cwd=tmp, timeout=20)
+        check_one_line(r, 2, f"experiment {needle!r}", needle)
+        check(read(out) == SENTINEL and not os.path.exists(new), f"experiment {needle!r}: wrote")
+    # Directories an experiment creates count as creatable.
+    write(experiment, f'title = "t"\nout = {toml_string(os.path.join(tmp, "a", "b", "o.jsonl"))}'
+                      f'\n{good_run}')
+    r = bench("--experiment", experiment, "--dry-run")
+    check(r.returncode == 0 and not os.path.exists(os.path.join(tmp, "a")),
+          f"experiment in new directories, dry run: {r.returncode} {r.stderr!r}")
+
+
+# --- write errors ------------------------------------------------------------------------------
+
+def limit_file_size(size):
+    """A preexec_fn: files may grow to `size` bytes; a write past it is cut short, the next one
+    fails with EFBIG (SIGXFSZ ignored: it would kill the lab instead)."""
+    def preexec():
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (size, size))
+    return preexec
+
+
+def test_write_errors(tmp):
+    # The file size limit falls in the middle of the second line: the first is written, the second
+    # is cut short and must be rolled back, and the run stops there with the cause.
+    probe = os.path.join(tmp, "probe.jsonl")
+    r = bench(*QUICK, "--out", probe)
+    line = len(read(probe).splitlines()[0]) + 1 if r.returncode == 0 else 1000
+    out = os.path.join(tmp, "out.jsonl")
+    write(out, SENTINEL)
+    limit = len(SENTINEL) + line + line // 2
+    r = bench(*QUICK, "--trials", "3", "--out", out, preexec_fn=limit_file_size(limit))
+    check_one_line(r, 1, "file size limit", "File too large")
+    check(f"'{out}'" in r.stderr and "the partial line was removed" in r.stderr,
+          f"file size limit: the error does not name the file or the rollback: {r.stderr!r}")
+    text = read(out)
+    check(text.startswith(SENTINEL) and text.endswith("\n"),
+          f"file size limit: a partial line left: {text[-80:]!r}")
+    records = load_lines(out)
+    check(len(records) == 2,
+          f"file size limit: {len(records)} lines, expected the sentinel and one")
+    check(r.stdout.count("lazy_list ") == 1 and "Summary" not in r.stdout,
+          f"file size limit: the run did not stop at the failed write: {r.stdout!r}")
+
+    # The timeline: the error names its file; the temporary file goes, the old timeline stays.
+    timeline = os.path.join(tmp, "t.csv")
+    write(timeline, "old timeline\n")
+    r = bench("--seconds", "0.2", "--keys", "100", "--scheme", "debra", "--threads", "2",
+              "--timeline", timeline, "--slow-free-us", "0", preexec_fn=limit_file_size(4096))
+    check_one_line(r, 1, "timeline, file size limit",
+                   f"error: writing '{timeline}.tmp")
+    check("File too large" in r.stderr, f"timeline, file size limit: no cause: {r.stderr!r}")
+    check(read(timeline) == "old timeline\n"
+          and not [f for f in os.listdir(tmp) if ".tmp" in f],
+          f"timeline, file size limit: left {os.listdir(tmp)}")
+
+    # A file whose last line is incomplete (an older lab, a crash) is refused, untouched.
+    partial = SENTINEL + '{"ds": "lazy_list", "thr'
+    write(out, partial)
+    r = bench(*QUICK, "--out", out)
+    check_one_line(r, 2, "incomplete last line",
+                   f"--out: the last line of '{out}' is incomplete")
+    check(r.stdout == "" and read(out) == partial, "incomplete last line: ran or wrote")
+
+
+# --- lazy --out ----------------------------------------------------------------------------------
+
+def test_lazy_out(tmp):
+    # No trial ran: no --out file, not even an empty one; from the command line and an experiment.
+    listed = allocator_lines()
+    preload = next((listed[a].split(" ")[0] for a in ("jemalloc", "mimalloc")
+                    if listed.get(a, "").startswith("/")), None)
+    if preload:
+        out = os.path.join(tmp, "not-run.jsonl")
+        r = bench(*QUICK, "--trials", "2", "--out", out, env={"LD_PRELOAD": preload})
+        check(r.returncode == 1 and r.stderr.count("TRIAL NOT RUN") == 2,
+              f"every trial not run: {r.returncode} {r.stderr!r}")
+        check(not os.path.exists(out), "every trial not run: created the --out file")
+        # Nor does it replace a timeline with one that has no trial.
+        timeline = os.path.join(tmp, "t.csv")
+        write(timeline, "old timeline\n")
+        r = bench(*QUICK, "--timeline", timeline, env={"LD_PRELOAD": preload})
+        check(r.returncode == 1 and read(timeline) == "old timeline\n",
+              f"every trial not run: replaced the timeline: {read(timeline)[:80]!r}")
+        out = os.path.join(tmp, "experiment.jsonl")
+        experiment = os.path.join(tmp, "e.toml")
+        write(experiment, f'title = "t"\nout = {toml_string(out)}\n[[run]]\nseconds = 0.05\n'
+                          'keys = 100\n')
+        r = bench("--experiment", experiment, env={"LD_PRELOAD": preload})
+        check(r.returncode == 1 and not os.path.exists(out),
+              f"experiment, every trial not run: {r.returncode}, created the out file")
+    else:
+        print("note: neither jemalloc nor mimalloc is installed; the not-run case is skipped")
+    # A dry run creates nothing either.
+    out = os.path.join(tmp, "dry.jsonl")
+    r = bench(*QUICK, "--dry-run", "--out", out)
+    check(r.returncode == 0 and not os.path.exists(out), "dry run: created the --out file")
+    # The first line creates the file.
+    r = bench(*QUICK, "--out", out)
+    check(r.returncode == 0 and len(load_lines(out)) == 1, f"one trial: {r.returncode}")
+
+
+# --- pairs that do not apply ------------------------------------------------------------------
+
+def test_skip_pairs(tmp):
+    matrix = applicability()
+    containers = list(dict.fromkeys(ds for ds, _ in matrix))  # in the order of `list`
+    # A scheme that two containers refuse and a third one runs.
+    scheme = next((s for _, s in matrix
+                   if sum(not matrix[(d, s)] for d in containers) >= 2
+                   and any(matrix[(d, s)] for d in containers)), None)
+    if scheme is None:
+        print("note: no scheme is refused by two containers; the skipping checks do not apply")
+        return
+    refused = [d for d in containers if not matrix[(d, scheme)]][:2]
+    runs = next(d for d in containers if matrix[(d, scheme)])
+    notes = [f"reclaim-bench: skipping {d} x {scheme}: " for d in refused]
+
+    # The pairs that apply run; each one that does not is a note on stderr.
+    out = os.path.join(tmp, "skip.jsonl")
+    ds = ",".join([refused[0], runs, refused[1]])
+    r = bench(*QUICK, "--ds", ds, "--scheme", f"none,{scheme}", "--out", out)
+    check(r.returncode == 0, f"skip: exit status {r.returncode}: {r.stderr!r}")
+    lines = r.stderr.splitlines()
+    check(len(lines) == 2 and all(line.startswith(n) for line, n in zip(lines, notes)),
+          f"skip: notes {r.stderr!r}")
+    ran = [(rec.get("ds"), rec.get("scheme")) for rec in load_lines(out)]
+    check(ran == [(refused[0], "none"), (runs, "none"), (runs, scheme), (refused[1], "none")],
+          f"skip: ran {ran}")
+    # The dry run counts the same trials and gives the same notes.
+    r = bench(*QUICK, "--ds", ds, "--scheme", f"none,{scheme}", "--dry-run")
+    check(r.returncode == 0 and "Dry run: 4 trials" in r.stdout
+          and sum(" threads=" in line for line in r.stdout.splitlines()) == 4
+          and r.stderr.splitlines() == lines, f"skip dry run: {r.stdout!r} {r.stderr!r}")
+    # An experiment too.
+    experiment = os.path.join(tmp, "skip.toml")
+    out2 = os.path.join(tmp, "experiment.jsonl")
+    write(experiment, f'title = "t"\nout = {toml_string(out2)}\n[[run]]\n'
+                      f'ds = {json.dumps([refused[0], runs])}\nscheme = {json.dumps(scheme)}\n'
+                      'seconds = 0.05\nkeys = 100\n')
+    r = bench("--experiment", experiment, "--dry-run")
+    check(r.returncode == 0 and "Dry run: 1 trials" in r.stdout and notes[0] in r.stderr,
+          f"skip experiment dry run: {r.returncode} {r.stdout!r} {r.stderr!r}")
+    r = bench("--experiment", experiment)
+    check(r.returncode == 0 and [rec.get("ds") for rec in load_lines(out2)] == [runs],
+          f"skip experiment: {r.returncode} {r.stderr!r}")
+
+    # No pair applies: bad input, all of them named; one named pair as before.
+    absent = os.path.join(tmp, "absent.jsonl")
+    expect_refused(["--ds", ",".join(refused), "--scheme", scheme],
+                   f"no pair of --ds and --scheme applies: {refused[0]} does not support "
+                   f"{scheme}: ", absent)
+    expect_refused(["--ds", refused[0], "--scheme", scheme],
+                   f"{refused[0]} does not support {scheme}: ", absent)
+    check(not os.path.exists(absent), "no pair applies: created the --out file")
+
+
+# --- temporary files ---------------------------------------------------------------------------
+
+def default_signals():
+    """A preexec_fn: the signals the lab handles at their default action, whatever ran the test."""
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, signal.SIG_DFL)
+
+
+def wait_for(condition, seconds):
+    deadline = time.monotonic() + seconds
+    while not condition():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.02)
+    return True
+
+
+def interrupt(directory, args, sig, where):
+    """Starts a run with a timeline in `directory`, sends `sig` to the lab (not to its children)
+    while a trial runs, and checks that it ended by that signal and left no temporary file."""
+    timeline = os.path.join(directory, "t.csv")
+    lab = subprocess.Popen([os.path.abspath(BENCH), "--seconds", "1", "--trials", "4", "--keys",
+                            "100", "--timeline", timeline, "--out",
+                            os.path.join(directory, "o.jsonl"), *args],
+                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                           preexec_fn=default_signals)
+    try:
+        started = wait_for(lambda: os.path.exists(f"{timeline}.tmp{lab.pid}"), 20)
+        check(started, f"{where}: no temporary timeline file {timeline}.tmp{lab.pid}")
+        time.sleep(0.4)  # inside the first trial
+        lab.send_signal(sig)
+        _, stderr = lab.communicate(timeout=20)
+    finally:
+        lab.kill()
+        lab.wait()
+    check(lab.returncode == -sig, f"{where}: exit status {lab.returncode}, expected {-sig} "
+                                  f"(ended by the signal): {stderr!r}")
+    # A child process of the lab that ran on would write its rows file later: it must be gone.
+    def children():
+        found = []
+        for pid in filter(str.isdigit, os.listdir("/proc")):
+            try:
+                with open(f"/proc/{pid}/cmdline", "rb") as f:
+                    if directory.encode() in f.read():
+                        found.append(pid)
+            except OSError:
+                pass
+        return found
+    check(wait_for(lambda: not children(), 5), f"{where}: a child process ran on: {children()}")
+    left = [f for f in os.listdir(directory) if ".tmp" in f]
+    check(not left, f"{where}: left {left}")
+    check(not os.path.exists(timeline), f"{where}: wrote the timeline of an interrupted run")
+    out = os.path.join(directory, "o.jsonl")
+    if os.path.exists(out):
+        load_lines(out)
+        check(read(out).endswith("\n"), f"{where}: a partial JSON line, or an empty file")
+
+
+def test_cleanup(tmp):
+    # SIGINT during a trial in the lab's own process.
+    os.mkdir(os.path.join(tmp, "int"))
+    interrupt(os.path.join(tmp, "int"), [], signal.SIGINT, "SIGINT")
+    # SIGTERM to the lab while a child process runs a trial (two allocators: each in a child).
+    listed = allocator_lines()
+    other = next((a for a in ("jemalloc", "mimalloc", "tcmalloc")
+                  if listed.get(a, "").startswith("/")), None)
+    if other:
+        os.mkdir(os.path.join(tmp, "term"))
+        interrupt(os.path.join(tmp, "term"), ["--alloc", f"glibc,{other}"], signal.SIGTERM,
+                  "SIGTERM with a child")
+    else:
+        print("note: no allocator besides glibc; the child case is skipped")
+
+    # What a killed run left (SIGKILL cannot be caught) is removed by the next run, if its process
+    # has ended; a live process's files, and other names, are left alone.
+    stale = os.path.join(tmp, "stale")
+    os.mkdir(stale)
+    ended = subprocess.Popen(["true"])
+    ended.wait()
+    dead, live = ended.pid, os.getpid()
+    gone = [f"t.csv.tmp{dead}", f"t.csv.tmp{dead}.child"]
+    kept = [f"t.csv.tmp{live}", f"t.csv.tmp{live}.child", f"t.csv.tmp{dead}.old",
+            f"u.csv.tmp{dead}", f"t.csv.tmpx{dead}"]
+    for name in gone + kept:
+        write(os.path.join(stale, name), "partial,row")
+    r = bench(*QUICK, "--timeline", os.path.join(stale, "t.csv"))
+    check(r.returncode == 0, f"stale: exit status {r.returncode}: {r.stderr!r}")
+    check(sorted(os.listdir(stale)) == sorted(kept + ["t.csv"]),
+          f"stale: left {sorted(os.listdir(stale))}, expected {sorted(kept + ['t.csv'])}")
+    check(r.stderr.count(f"left by process {dead}, which has ended") == 2,
+          f"stale: no note of the files removed: {r.stderr!r}")
+
+
+# --- threads that cannot be created --------------------------------------------------------------
+
+def limit_address_space(mib):
+    """A preexec_fn: at most `mib` MiB of address space (RLIMIT_AS), enforced for root too. A few
+    hundred MiB start the lab but not 64 thread stacks of 8 MiB."""
+    def preexec():
+        resource.setrlimit(resource.RLIMIT_AS, (mib << 20, mib << 20))
+    return preexec
+
+
+def check_trial_failures(r, name, pattern, trials):
+    """r ran `trials` trials, each of which failed with one line matching `pattern`, and went on:
+    status 1, and no std::terminate."""
+    check(r.returncode == 1, f"{name}: exit status {r.returncode}, expected 1: {r.stderr!r}")
+    failed = [m for line in r.stderr.splitlines()
+              if (m := re.search(r"^reclaim-bench: TRIAL NOT RUN: .*: " + pattern, line))]
+    check(len(failed) == trials and f"{trials} of {trials} trials did NOT RUN" in r.stderr
+          and "terminate" not in r.stderr, f"{name}: {r.stderr!r}")
+    return failed
+
+
+def test_thread_failure(tmp):
+    # Workers: the threads that started are released and joined, the trial fails, the run goes on.
+    r = bench(*QUICK, "--threads", "200", "--trials", "2", preexec_fn=limit_address_space(400),
+              timeout=30)
+    for m in check_trial_failures(r, "workers", r"cannot create worker thread (\d+) of 200: "
+                                  r"Resource temporarily unavailable$", 2):
+        check(1 < int(m.group(1)) <= 200, f"workers: failed at thread {m.group(1)}")
+    # Stalled threads (--stall).
+    r = bench(*QUICK, "--stall", "64", preexec_fn=limit_address_space(300), timeout=30)
+    check_trial_failures(r, "stalled", r"cannot create stalled thread \d+ of 64: ", 1)
+    # In a child process: its reply carries the same line.
+    listed = allocator_lines()
+    other = next((a for a in ("jemalloc", "tcmalloc") if listed.get(a, "").startswith("/")), None)
+    if other:
+        r = bench(*QUICK, "--threads", "200", "--alloc", other,
+                  preexec_fn=limit_address_space(400), timeout=30)
+        check_trial_failures(r, f"{other} child", r"cannot create worker thread \d+ of 200: ", 1)
+    else:
+        print("note: neither jemalloc nor tcmalloc is installed; the child case is skipped")
+
+
+# --- memory -----------------------------------------------------------------------------------
+
+def mem_available():
+    """MemAvailable of /proc/meminfo in bytes."""
+    with open("/proc/meminfo", encoding="utf-8") as f:
+        for line in f:
+            if line.startswith("MemAvailable:"):
+                return int(line.split()[1]) * 1024
+    return 0
+
+
+def test_memory(tmp):
+    available = mem_available()
+    out = os.path.join(tmp, "absent.jsonl")
+    timeline = os.path.join(tmp, "t.csv")
+    # Runs that surely exceed the memory available are refused up front, naming the flags. Under
+    # an address space limit of half of it, so that a lab that does start cannot take the machine.
+    half = limit_address_space(available // 2 >> 20)
+    for args, bytes_needed, needles in [
+            (["--ds", "dgt_bst", "--keys", "1000M"], 500e6 * 112, ["--keys 1000M: "]),
+            (["--timeline", timeline, "--timeline-capacity", "10M", "--threads", "1024"],
+             10e6 * 24 * 1024, ["--timeline-capacity 10M x --threads 1024 x 24 bytes"])]:
+        name = " ".join(args)
+        if bytes_needed <= available:
+            print(f"note: {name} fits in this machine's memory; not checked")
+            continue
+        r = bench(*args, "--seconds", "0.05", "--out", out, preexec_fn=half, timeout=20)
+        check_one_line(r, 2, name, "a trial needs at least ")
+        check(all(n in r.stderr for n in needles) and "(MemAvailable in /proc/meminfo)"
+              in r.stderr, f"{name}: does not name the flags and the limit: {r.stderr!r}")
+        check(r.stdout == "" and os.listdir(tmp) == [], f"{name}: ran or wrote {os.listdir(tmp)}")
+    # The address space RLIMIT_AS leaves: 50M prefilled hash map keys are at least 1.6 GB.
+    if available > 2e9:
+        r = bench("--ds", "hm_hashmap", "--keys", "100M", "--out", out,
+                  preexec_fn=limit_address_space(1024), timeout=20)
+        check_one_line(r, 2, "RLIMIT_AS", "a trial needs at least 1.6 GB (--keys 100M: ")
+        check("RLIMIT_AS (ulimit -v)" in r.stderr and not os.path.exists(out),
+              f"RLIMIT_AS: {r.stderr!r}")
+    # An address space that lets the run start but not the prefill: the trial fails on one line,
+    # not std::terminate, and the run exits 1. How far glibc's malloc gets under a limit varies
+    # with its arenas, so a few limits are tried: each either fits or fails that way.
+    failed = 0
+    for mib in (48, 64, 96):
+        out = os.path.join(tmp, f"as-{mib}.jsonl")
+        r = bench("--ds", "hm_hashmap", "--keys", "200K", "--threads", "1", "--seconds", "0.05",
+                  "--out", out, preexec_fn=limit_address_space(mib), timeout=30)
+        if r.returncode == 0:
+            continue
+        failed += 1
+        check_trial_failures(r, f"RLIMIT_AS {mib} MiB",
+                             r"prefill thread 1 of 1: out of memory \(std::bad_alloc\)$", 1)
+        check(not os.path.exists(out), f"RLIMIT_AS {mib} MiB: wrote a line for a failed trial")
+    check(failed > 0, "no address space limit made the prefill fail")
+
+
 CHECKS = {"bad_input": test_bad_input, "list": test_list, "run": test_run, "alloc": test_alloc,
-          "timeline": test_timeline, "stall": test_stall, "experiment": test_experiment}
+          "timeline": test_timeline, "stall": test_stall, "experiment": test_experiment,
+          "output_paths": test_output_paths, "write_errors": test_write_errors,
+          "lazy_out": test_lazy_out, "skip_pairs": test_skip_pairs,
+          "cleanup": test_cleanup, "thread_failure": test_thread_failure,
+          "memory": test_memory}
 
 if __name__ == "__main__":
     with tempfile.TemporaryDirectory(prefix="reclaim-bench-cli-") as tmp:
