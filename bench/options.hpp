@@ -1,4 +1,4 @@
-// The lab's command line: its flags, and their parsing and validation (DESIGN.md section 5).
+// The lab's command line: its flags, and their parsing and validation (bench/README.md).
 #pragma once
 #include <cstddef>
 #include <cstdint>

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Command-line tests of reclaim-bench, the lab (DESIGN.md section 5).
+"""Command-line tests of reclaim-bench, the lab (bench/README.md).
 
 Usage: test_cli.py BENCH CHECK, where BENCH is the reclaim-bench executable and CHECK one of:
   bad_input  every kind of bad input (a value listed twice included) exits with status 2 and one

@@ -1,4 +1,4 @@
-"""reclaim_tools: plots and reports from the lab's output (DESIGN.md section 5).
+"""reclaim_tools: plots and reports from the lab's output (bench/README.md).
 
 What: reads what `reclaim-bench` writes -- its JSON Lines results (one object per trial, the fields
 of bench/output.cpp `to_json()`), its timeline CSV (`--timeline FILE`) and the experiment files
@@ -11,7 +11,7 @@ When to use: after a run of the lab, `python -m reclaim_tools COMMAND ...` with 
 the package installed from tools/pyproject.toml). `make bench` draws the default comparison.
 
 What it bounds: numbers are summaries over trials, never single trials: the median with the minimum
-and maximum as error bars (DESIGN.md section 6: compare schemes within one run, quote ratios).
+and maximum as error bars (compare schemes within one run, quote ratios: docs/results.md).
 
 Differences from the paper: paper 001's timeline graphs show a representative window of a trial;
 ours show the whole trial of the selected run, times in milliseconds since the trial's measured
