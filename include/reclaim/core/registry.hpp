@@ -272,12 +272,14 @@ class thread_registry final : public registry_base {
     }
     auto r = std::make_unique<Record>();
     r->headers.reserve(Record::orphan_batches);
-    Record* first = head_.load(std::memory_order_relaxed);
+    Record* first = head_.load(std::memory_order_acquire);
     do {
       r->next_record = first;
       // release: publishes the constructed record; pairs with the acquire load in head().
-    } while (!head_.compare_exchange_weak(first, r.get(), std::memory_order_release,
-                                          std::memory_order_relaxed));
+      // acquire (success and failure): the records behind ours were published by earlier pushes,
+      // and a walk that starts from our own record (Token-EBR's pass) reads them.
+    } while (!head_.compare_exchange_weak(first, r.get(), std::memory_order_acq_rel,
+                                          std::memory_order_acquire));
     size_.fetch_add(1, std::memory_order_relaxed);
     return r.release();
   }

@@ -16,7 +16,9 @@
 // Differences from the paper: DEBRA+ neutralization is not included (see nbr for a neutralizing
 // scheme). The bags carry their epoch as a tag instead of rotating one bag per epoch change seen, so
 // a thread that missed epochs frees every bag old enough at once, and an exited thread's bags keep
-// their age in the orphanage: any live thread frees them once it sees their tag + 3.
+// their age in the orphanage: any live thread frees them once it sees their tag + 3. For the tag to
+// mean that, a thread re-reads the epoch after announcing (one load of a read-mostly line) until
+// the two agree, as ebr does (begin()).
 #pragma once
 #include <atomic>
 #include <cstdint>
@@ -91,17 +93,35 @@ class debra<Policies...>::domain
   friend class core::region_guard<domain>;
   friend base;
 
+  // Why a node tagged e is safe at e+3 (the argument of ebr.hpp, which debra's checks satisfy).
+  //  (1) While R is in an operation announced a, the epoch stays <= a+1: R re-read the epoch after
+  //      its exchange and found a, so a check of R that missed the exchange (read R quiescent)
+  //      precedes it in the single order S, and so does the checker's own read of the epoch p it
+  //      checks for: p <= a, and that pass can advance to p+1 <= a+1 at most. A later pass needs R
+  //      quiescent or announcing a+1.
+  //  (2) A reader R that holds n announced at most e+1, where e is the tag (the retirer X's
+  //      validated announcement): had R read e+2 or more, the advance to e+2 came from a pass that
+  //      saw X quiescent after the operation that unlinked n (by (1), not during it), so the
+  //      unlink happens before R's reads (X's release store in end(), the check's acquire, the
+  //      CAS, R's load of the epoch).
+  // Hence the epoch reaches e+3 only once every reader that may hold n has left its operation.
+  // Without the re-read, a thread could announce a stale epoch after a check had seen it quiescent
+  // (paper's DEBRA counts the epoch changes it observes instead, which tags cannot).
   record& begin(record& r) {
     if (r.enter() != 0) return r;
-    // acquire: pairs with the release CAS in try_advance(): everything the threads we checked did
-    // before they announced happens before we free a bag on seeing the new epoch.
-    std::uint64_t e = epoch_.load(std::memory_order_acquire);
+    // seq_cst loads and exchange: the order S of argument (1); the loads pair with the CAS in
+    // try_advance() (acquire: what the checks saw happens before the frees of on_new_epoch()),
+    // the exchange with the seq_cst load in check_one().
+    std::uint64_t e = epoch_.load(std::memory_order_seq_cst);
+    for (;;) {
+      // Full fence (seq_cst RMW): the announcement is visible before this operation's first read
+      // of a shared pointer; a plain store could sit in x86's store buffer while we read a node.
+      r.announce.exchange(e << 1, std::memory_order_seq_cst);
+      const std::uint64_t now = epoch_.load(std::memory_order_seq_cst);
+      if (now == e) [[likely]] break;
+      e = now;
+    }
     if (e != r.seen_epoch) [[unlikely]] on_new_epoch(r, e);
-    // Full fence (seq_cst RMW): the announcement must be visible before this operation's first
-    // read of a shared pointer. With a plain store, x86 may hold it in the store buffer while we read
-    // a node, a checker would still see us quiescent, and the epoch could advance past us. Pairs
-    // with the seq_cst load in check_one().
-    r.announce.exchange(e << 1, std::memory_order_seq_cst);
     r.freeing.on_operation(r);
     if (++r.ops_since_check >= check_interval) [[unlikely]] {
       r.ops_since_check = 0;
@@ -122,10 +142,9 @@ class debra<Policies...>::domain
     r.count_retired(this->gauge_);
   }
 
-  // Why a node tagged e (retired while we announced e) is safe at e+3 and not e+2: it can still be
-  // held by a reader that announced e+1 (it started after the epoch moved, before the node was
-  // unlinked), and that reader lets the epoch reach e+2. Only at e+3 is every such reader gone.
-  // Orphans of exited threads kept their tags, so the same rule frees them.
+  // Frees every bag three epochs old (begin() says why three and not two: a reader that announced
+  // e+1 may hold a node tagged e and still let the epoch reach e+2), and the orphans of exited
+  // threads, which kept their tags, by the same rule.
   void on_new_epoch(record& r, std::uint64_t e) {
     r.saw_new_epoch(r.bags.size());
     r.seen_epoch = e;
@@ -148,9 +167,9 @@ class debra<Policies...>::domain
   // read the epoch after their registration, so they announce e or later: skipping them is safe.
   void try_advance(record& r, std::uint64_t e) {
     std::uint64_t expected = e;
-    // acq_rel: release publishes what we learned (the others' acquired reads) to whoever sees the
-    // new epoch (acquire in begin()); acquire chains the checks of earlier advances.
-    if (epoch_.compare_exchange_strong(expected, e + 1, std::memory_order_acq_rel,
+    // seq_cst: release publishes what we learned (the others' acquired reads) to whoever sees the
+    // new epoch (the loads in begin()); in the order S of argument (1) with those loads.
+    if (epoch_.compare_exchange_strong(expected, e + 1, std::memory_order_seq_cst,
                                        std::memory_order_relaxed))
       r.count_epoch_advance(e + 1);
   }
