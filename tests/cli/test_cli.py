@@ -560,7 +560,9 @@ def check_samples(rec, where):
         return []
     times = [s["t_ms"] for s in samples]
     check(all(a < b for a, b in zip(times, times[1:])), f"{where}: samples not in time order")
-    check(0 <= times[0] < rec["sample_ms"] and times[-1] <= rec["seconds"] * 1000,
+    # The first sample is due at the start; on a loaded 2-core machine the sampling thread may be
+    # scheduled a few periods late (25 ms seen with ctest running three tests at once).
+    check(0 <= times[0] < 5 * rec["sample_ms"] and times[-1] <= rec["seconds"] * 1000,
           f"{where}: samples outside the trial: {times[0]}..{times[-1]} ms of "
           f"{rec['seconds']} s")
     check(all(s["rss_bytes"] > 0 for s in samples), f"{where}: a sample without RSS")

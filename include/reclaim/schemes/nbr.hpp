@@ -272,7 +272,7 @@ class basic_nbr<Variant, Policies...>::domain
   // the thread has one restart point, and the nested operation would end the outer read phase
   // (the outer one's pointers would no longer be neutralized) or jump into the wrong frame. `outer`
   // is the phase the thread was in (restored by end()).
-  void begin(record& r, const detail::nbr_phase* outer) {
+  void begin(record& r, [[maybe_unused]] const detail::nbr_phase* outer) {
     assert((outer == nullptr || (outer->seq.load(std::memory_order_relaxed) & 1) == 0) &&
            "reclaim::nbr: an operation began inside a read phase; nest operations only outside "
            "read phases (between operations or in a write phase)");
