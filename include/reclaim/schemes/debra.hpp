@@ -138,7 +138,7 @@ class debra<Policies...>::domain
   }
 
   void retire(record& r, core::retired_hook* node) {
-    r.bags.push(node, r.seen_epoch, r, this->gauge_);
+    r.bags.push_open(node);  // tagged with the epoch of this operation (on_new_epoch())
     r.count_retired(this->gauge_);
   }
 
@@ -150,6 +150,7 @@ class debra<Policies...>::domain
     r.seen_epoch = e;
     r.check_cursor = nullptr;
     r.bags.collect(e, r, this->gauge_);
+    r.bags.open(e, r, this->gauge_);
     this->free_safe_orphans(r, [e](std::uint64_t tag) { return detail::epoch_bags::safe(tag, e); });
   }
 

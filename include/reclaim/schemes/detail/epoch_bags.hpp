@@ -16,6 +16,10 @@ namespace reclaim::detail {
 // nodes it held (tag t - 3 or older, the same residue) were handed to the free policy. Owner only.
 class epoch_bags {
  public:
+  epoch_bags() = default;
+  epoch_bags(const epoch_bags&) = delete;  // open_ points into the object
+  epoch_bags& operator=(const epoch_bags&) = delete;
+
   static constexpr unsigned count = 3;
   static constexpr std::uint64_t lag = 3;  // a node tagged t is safe once the epoch is >= t + lag
 
@@ -31,6 +35,16 @@ class epoch_bags {
   void push(core::retired_hook* node, std::uint64_t t, Record& r, core::pending_gauge& g) {
     make_room(t, r, g).push(node);
   }
+
+  // For a scheme whose tag changes only when the thread sees a new epoch, and that sees one every
+  // many operations (debra): open(t) there makes bag (t mod 3) the one push_open() adds to, on the
+  // terms of push(), so that a retire is one push with no tag to compare. (ebr, which may see a
+  // new epoch on every entry, is cheaper tagging each retire.)
+  template <class Record>
+  void open(std::uint64_t t, Record& r, core::pending_gauge& g) {
+    open_ = &make_room(t, r, g);
+  }
+  void push_open(core::retired_hook* node) noexcept { open_->push(node); }
 
   // The thread saw the global epoch at `epoch`: free every bag whose tag is lag behind it.
   template <class Record>
@@ -70,6 +84,7 @@ class epoch_bags {
 
   core::retired_list bags_[count];
   std::uint64_t tags_[count] = {0, 0, 0};
+  core::retired_list* open_ = &bags_[0];  // tagged tags_[0] = 0 until the first open()
 };
 
 }  // namespace reclaim::detail
