@@ -256,26 +256,6 @@ TYPED_TEST_P(container_lifecycle, sixty_four_threads_on_two_cores_keep_contents_
   check_reclamation_counters<C>(domain, total.erases, thread_count + 1);
 }
 
-// What a thread does at exit: its thread_local object, built before its first operation, runs
-// operations from its destructor.
-template <class C>
-struct exit_operations {
-  C* set = nullptr;
-  tally* out = nullptr;
-  std::uint64_t seed = 0;
-  ~exit_operations() {
-    if (!set) return;
-    rng r(seed);
-    for (int i = 0; i < 16; ++i) random_op(*set, r, 64, *out);
-  }
-};
-// Function-local: GCC registers no destructor for a constant-initialized thread_local template.
-template <class C>
-exit_operations<C>& exit_operations_of_this_thread() {
-  thread_local exit_operations<C> ops;
-  return ops;
-}
-
 // Threads hold a protection of a shared node in an outer guard (nbr: a write phase reserving it)
 // and run container operations nested inside it while one of them unlinks and retires the node;
 // then each retires a node whose deleter uses other domains, and exits through a thread_local
@@ -300,10 +280,11 @@ TYPED_TEST_P(container_lifecycle, thread_exit_and_nested_operations_keep_content
     std::vector<std::thread> threads;
     for (int t = 0; t < thread_count; ++t)
       threads.emplace_back([&, t] {
-        exit_operations<C>& at_exit = exit_operations_of_this_thread<C>();
-        at_exit.set = &set;  // built before the thread's first operation
-        at_exit.out = &exit_tallies[t];
-        at_exit.seed = static_cast<std::uint64_t>(t) + 100;
+        // Built before the thread's first operation; runs more operations when the thread exits.
+        at_thread_exit<C>().run = [&set, &out = exit_tallies[t], t, keys] {
+          rng r(static_cast<std::uint64_t>(t) + 100);
+          for (int i = 0; i < 16; ++i) random_op(set, r, keys, out);
+        };
         rng r(static_cast<std::uint64_t>(t) + 1);
         // One round in a frame of its own: the restart point below never sees the loop change.
         auto hold_and_nest = [&](bool retire_shared) {

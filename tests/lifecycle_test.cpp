@@ -112,29 +112,13 @@ TYPED_TEST(churn, garbage_of_short_lived_threads_is_freed_15_pairs_each) {
 // is destroyed after whatever the domain keeps per thread was built, so its destructor must still
 // find the thread registered, and the record must be released when the thread is really done.
 
-template <class S>
-struct list_user {
-  list_of<S>* list = nullptr;
-  std::int64_t key = 0;
-  ~list_user() {
-    if (list) pair_of_operations(*list, key);
-  }
-};
-// A function-local thread_local, built on the first call (GCC registers no destructor for a
-// constant-initialized thread_local variable template).
-template <class S>
-list_user<S>& tls_list_user() {
-  thread_local list_user<S> user;
-  return user;
-}
-
 TYPED_TEST(every_scheme_lifecycle, thread_local_destructor_may_use_a_container) {
   using S = TypeParam;
   typename S::domain domain;
   list_of<S> list(domain);
   std::thread([&] {
-    tls_list_user<S>().list = &list;  // constructed before the thread's first use of the domain
-    tls_list_user<S>().key = 7;
+    // Constructed before the thread's first use of the domain.
+    at_thread_exit<S>().run = [&list] { pair_of_operations(list, 7); };
     pair_of_operations(list, 8);
   }).join();
   const reclaim::stats s = domain.stats();
@@ -150,8 +134,7 @@ TYPED_TEST(every_scheme_lifecycle, thread_local_destructor_may_be_a_threads_firs
   typename S::domain domain;
   list_of<S> list(domain);
   std::thread([&] {
-    tls_list_user<S>().list = &list;
-    tls_list_user<S>().key = 9;
+    at_thread_exit<S>().run = [&list] { pair_of_operations(list, 9); };
   }).join();
   const reclaim::stats s = domain.stats();
   EXPECT_EQ(s.threads, 0u);

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstdint>
 #include <cstdlib>
+#include <functional>
 #include <string>
 #include <thread>
 
@@ -152,6 +153,22 @@ std::uint64_t resting_garbage(const typename Scheme::domain& domain) {
     return Scheme::threshold + Scheme::reservation_count * records;
   else
     return 512;
+}
+
+// Work a thread leaves to a thread_local object's destructor: at_thread_exit<Tag>() builds the
+// object on the thread's first call (so call it before the thread's first operation to test the
+// order of destruction) and runs what was set in `run` when the thread exits. A function-local
+// thread_local: GCC registers no destructor for a constant-initialized thread_local template.
+struct thread_exit_work {
+  std::function<void()> run;
+  ~thread_exit_work() {
+    if (run) run();
+  }
+};
+template <class Tag>
+thread_exit_work& at_thread_exit() {
+  thread_local thread_exit_work work;
+  return work;
 }
 
 // An operation that retires nothing.
