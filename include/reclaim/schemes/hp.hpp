@@ -116,9 +116,26 @@ class hp<Policies...>::domain
   friend class hp::guard;
   friend base;
 
-  // The slots of the guard that opens at nesting level `level` of r (0: the record's own).
-  block& block_at(record& r, unsigned level) {
-    return r.hazards.at(level, [&] { nested_blocks_.fetch_add(1, std::memory_order_relaxed); });
+  // A guard opens on r: the outermost one gives the free policy its turn and uses the record's
+  // slots, a nested one the block of its level. Small, so that it inlines into every operation.
+  block& open(record& r) {
+    const unsigned level = r.enter();
+    if (level == 0) [[likely]] {
+      r.freeing.on_operation(r);
+      return r.hazards;
+    }
+    return nested_block(r, level);
+  }
+
+  // The block of nesting level `level`, allocated the first time a thread nests that deep (a
+  // failed allocation leaves the nesting as it was).
+  [[gnu::noinline]] block& nested_block(record& r, unsigned level) {
+    try {
+      return r.hazards.at(level, [&] { nested_blocks_.fetch_add(1, std::memory_order_relaxed); });
+    } catch (...) {
+      r.leave();
+      throw;
+    }
   }
 
   static void clear(block& b) noexcept {
@@ -186,10 +203,7 @@ class hp<Policies...>::guard : public core::guard_base<guard> {
   // Takes the block of hazard slots of its nesting level (allocated the first time a thread
   // nests that deep), so that guards nest: each one's slots are its own.
   explicit guard(domain& d = hp::default_domain())
-      : domain_(d), record_(d.threads_.local()),
-        block_(d.block_at(record_, record_.depth.load(std::memory_order_relaxed))) {
-    if (record_.enter() == 0) record_.freeing.on_operation(record_);
-  }
+      : domain_(d), record_(d.threads_.local()), block_(d.open(record_)) {}
   ~guard() {
     this->check_owner();
     domain::clear(block_);

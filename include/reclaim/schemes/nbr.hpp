@@ -268,20 +268,36 @@ class basic_nbr<Variant, Policies...>::domain
   static constexpr std::size_t check_interval =
       std::max<std::size_t>(1, (threshold - low_watermark_size) / 16);
 
-  // A guard opens. It may nest inside another guard of any nbr domain, but not inside a read phase:
-  // the thread has one restart point, and the nested operation would end the outer read phase
-  // (the outer one's pointers would no longer be neutralized) or jump into the wrong frame. `outer`
-  // is the phase the thread was in (restored by end()).
-  void begin(record& r, [[maybe_unused]] const detail::nbr_phase* outer) {
+  // A guard opens on r; returns its reservation block (the record's for the outermost guard, the
+  // block of its nesting level for a nested one). It may nest inside another guard of any nbr
+  // domain, but not inside a read phase: the thread has one restart point, and the nested
+  // operation would end the outer read phase (the outer one's pointers would no longer be
+  // neutralized) or jump into the wrong frame. `outer` is the phase the thread was in (restored by
+  // end()).
+  block& begin(record& r, [[maybe_unused]] const detail::nbr_phase* outer) {
     assert((outer == nullptr || (outer->seq.load(std::memory_order_relaxed) & 1) == 0) &&
            "reclaim::nbr: an operation began inside a read phase; nest operations only outside "
            "read phases (between operations or in a write phase)");
-    if (r.enter() == 0) {
+    const unsigned level = r.enter();
+    block& b = level == 0 ? r.reserved : nested_block(r, level);
+    if (level == 0) {
       if (!r.bound) [[unlikely]] bind(r);
       detail::refresh_read_phase_mask();
       r.freeing.on_operation(r);
     }
     detail::current_phase.store(&r.phase, std::memory_order_relaxed);
+    return b;
+  }
+
+  // The block of nesting level `level`, allocated the first time a thread nests that deep (a
+  // failed allocation leaves the nesting as it was).
+  [[gnu::noinline]] static block& nested_block(record& r, unsigned level) {
+    try {
+      return r.reserved.at(level, [] {});
+    } catch (...) {
+      r.leave();
+      throw;
+    }
   }
 
   // A guard ends: its read phase (if any) and its reservations go, and the thread is back in the
@@ -293,9 +309,6 @@ class basic_nbr<Variant, Policies...>::domain
     r.leave();
     detail::current_phase.store(outer, std::memory_order_relaxed);
   }
-
-  // The reservations of the guard that opens at nesting level `level` of r (0: the record's own).
-  static block& block_at(record& r, unsigned level) { return r.reserved.at(level, [] {}); }
 
   // The first operation of a thread on this record: who to signal, and make sure it can be.
   [[gnu::noinline]] void bind(record& r) noexcept {
@@ -560,10 +573,8 @@ class basic_nbr<Variant, Policies...>::guard : public core::guard_base<guard> {
   // deep) and makes the thread's neutralizable phase its own until it ends.
   explicit guard(domain& d = basic_nbr::default_domain())
       : domain_(d), record_(d.threads_.local()),
-        block_(d.block_at(record_, record_.depth.load(std::memory_order_relaxed))),
-        outer_phase_(detail::current_phase.load(std::memory_order_relaxed)) {
-    d.begin(record_, outer_phase_);
-  }
+        outer_phase_(detail::current_phase.load(std::memory_order_relaxed)),
+        block_(d.begin(record_, outer_phase_)) {}
   ~guard() {
     this->check_owner();
     domain::end(record_, block_, outer_phase_);
@@ -595,8 +606,8 @@ class basic_nbr<Variant, Policies...>::guard : public core::guard_base<guard> {
 
   domain& domain_;
   typename domain::record& record_;
-  typename domain::block& block_;
   detail::nbr_phase* outer_phase_;  // the phase this guard nests in; nullptr for an outermost one
+  typename domain::block& block_;
 };
 
 }  // namespace reclaim

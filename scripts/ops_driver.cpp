@@ -1,0 +1,74 @@
+// Runs N operations (50% inserts, 50% erases, keys from one xorshift stream) on one container
+// under one scheme, on one thread: the workload scripts/instructions-per-op.sh counts with
+// callgrind. Usage: ops_driver CONTAINER SCHEME N, CONTAINER hm_hashmap (20K keys) or lazy_list
+// (1K keys).
+#include <cstdio>
+#include <cstdlib>
+#include <string_view>
+
+#include <reclaim/reclaim.hpp>
+
+namespace {
+
+template <template <class> class Container, class Scheme>
+long run(long n, unsigned long keys) {
+  if constexpr (!reclaim::protects<Scheme, Container<Scheme>>) {
+    std::fprintf(stderr, "ops_driver: %s does not support %s\n", Container<Scheme>::name.data(),
+                 Scheme::name.data());
+    std::exit(2);
+  } else {
+    typename Scheme::domain domain;
+    Container<Scheme> set(domain);
+    unsigned long x = 88172645463325252ull;
+    auto next = [&] {
+      x ^= x << 13;
+      x ^= x >> 7;
+      x ^= x << 17;
+      return x;
+    };
+    for (unsigned long i = 0; i < keys / 2; ++i) set.insert(static_cast<long>(next() % keys));
+    long hits = 0;
+    for (long i = 0; i < n; ++i) {
+      const auto key = static_cast<long>(next() % keys);
+      hits += (next() & 1) ? set.insert(key) : set.erase(key);
+    }
+    return hits;
+  }
+}
+
+template <template <class> class Container>
+long run_scheme(std::string_view scheme, long n, unsigned long keys) {
+  if (scheme == "none") return run<Container, reclaim::none>(n, keys);
+  if (scheme == "debra") return run<Container, reclaim::debra<>>(n, keys);
+  if (scheme == "ebr") return run<Container, reclaim::ebr<>>(n, keys);
+  if (scheme == "qsbr") return run<Container, reclaim::qsbr<>>(n, keys);
+  if (scheme == "hp") return run<Container, reclaim::hp<>>(n, keys);
+  if (scheme == "token_af") return run<Container, reclaim::token_af<>>(n, keys);
+  if (scheme == "nbr_plus") return run<Container, reclaim::nbr_plus<>>(n, keys);
+  std::fprintf(stderr,
+               "ops_driver: unknown scheme '%.*s' (none, debra, ebr, qsbr, hp, token_af, nbr_plus)\n",
+               static_cast<int>(scheme.size()), scheme.data());
+  std::exit(2);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc != 4) {
+    std::fprintf(stderr, "usage: ops_driver hm_hashmap|lazy_list SCHEME N\n");
+    return 2;
+  }
+  const std::string_view container = argv[1];
+  const long n = std::atol(argv[3]);
+  long hits = 0;
+  if (container == "hm_hashmap")
+    hits = run_scheme<reclaim::ds::hm_hashmap>(argv[2], n, 20000);
+  else if (container == "lazy_list")
+    hits = run_scheme<reclaim::ds::lazy_list>(argv[2], n, 1000);
+  else {
+    std::fprintf(stderr, "ops_driver: unknown container '%s' (hm_hashmap, lazy_list)\n", argv[1]);
+    return 2;
+  }
+  std::printf("%ld\n", hits);
+  return 0;
+}
