@@ -4,7 +4,7 @@
 #   scripts/deps.sh bench|test
 set -euo pipefail
 
-build=(cmake ninja-build g++ pkg-config)
+build=(cmake ninja-build g++)
 bench=(libcli11-dev nlohmann-json3-dev libfmt-dev libtomlplusplus-dev)
 # The allocators of --alloc, preloaded by soname (no headers needed): jemalloc, tcmalloc (the lab
 # preloads libtcmalloc_minimal.so.4 of libtcmalloc-minimal4; libgoogle-perftools4 brings the full
@@ -12,7 +12,8 @@ bench=(libcli11-dev nlohmann-json3-dev libfmt-dev libtomlplusplus-dev)
 allocators=(libjemalloc2 libtcmalloc-minimal4 libgoogle-perftools4 libmimalloc2.0)
 # python3-venv: .venv for the tools (pandas, matplotlib from PyPI; tools/requirements.txt).
 python=(python3 python3-venv)
-test=(libgtest-dev)
+# pkg-config: tests/packaging compiles a program with the installed reclaim.pc.
+test=(libgtest-dev pkg-config)
 
 case "${1:-}" in
   bench) wanted=("${build[@]}" "${bench[@]}" "${allocators[@]}" "${python[@]}") ;;

@@ -1,4 +1,4 @@
-// A user of an installed reclaim: two threads on a lazy list under DEBRA.
+// A user of reclaim (however it got it): two threads on a lazy list under DEBRA.
 #include <reclaim/reclaim.hpp>
 
 #include <cstdio>
