@@ -155,7 +155,10 @@ int main(int argc, char** argv) {
     if (!opt) return 0;  // help
     if (opt->child()) return child_main(*opt, reg);
     if (opt->list) {
-      print_list(reg, detect_allocator());
+      if (opt->list_markdown)
+        print_applicability_markdown(reg);
+      else
+        print_list(reg, detect_allocator());
       return 0;
     }
     remove_temporaries_on_signals();

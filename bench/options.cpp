@@ -260,6 +260,8 @@ std::optional<options> parse_command_line(int argc, char** argv, const registry&
   app.add_option("--child-trial", child_trial)->group("");
   app.add_option("--child-fd", child_fd)->group("");
   CLI::App* list = app.add_subcommand("list", "schemes, containers, allocators, applicability");
+  list->add_flag("--markdown", opt.list_markdown,
+                 "only the applicability matrix, as the Markdown table of docs/applicability.md");
   app.require_subcommand(0, 1);
 
   try {

@@ -22,6 +22,7 @@ struct usage_error : std::runtime_error {
 // A sweep runs ds x threads x alloc x scheme x trials.
 struct options {
   bool list = false;  // `reclaim-bench list`
+  bool list_markdown = false;  // `reclaim-bench list --markdown`: the matrix for the docs
   std::vector<std::string> ds;
   std::vector<std::string> schemes;
   std::vector<unsigned> threads;

@@ -339,4 +339,35 @@ void print_list(const registry& reg, const allocator_info& alloc) {
     fmt::print("  {} does not support {}: {}\n", p->ds, p->scheme, p->why_not);
 }
 
+void print_applicability_markdown(const registry& reg) {
+  struct column {
+    unsigned needs;
+    std::vector<std::string_view> schemes;
+  };
+  std::vector<column> columns;  // in the order their first scheme was registered
+  for (const scheme_info& s : reg.schemes()) {
+    auto it = std::find_if(columns.begin(), columns.end(),
+                           [&](const column& c) { return c.needs == s.needs; });
+    if (it == columns.end()) it = columns.insert(columns.end(), column{s.needs, {}});
+    it->schemes.push_back(s.name);
+  }
+  fmt::print("| container |");
+  for (const column& c : columns)
+    fmt::print(" needs {}: `{}` |", needs_text(c.needs), fmt::join(c.schemes, "`, `"));
+  fmt::print("\n|---|");
+  for (std::size_t i = 0; i < columns.size(); ++i) fmt::print("---|");
+  fmt::print("\n");
+  for (std::string_view ds : reg.containers()) {
+    fmt::print("| `{}` |", ds);
+    for (const column& c : columns) {
+      const pairing* p = reg.find(ds, c.schemes.front());
+      if (p->supported())
+        fmt::print(" yes |");
+      else
+        fmt::print(" **no**: {} |", p->why_not);
+    }
+    fmt::print("\n");
+  }
+}
+
 }  // namespace reclaim_bench

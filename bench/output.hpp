@@ -94,5 +94,9 @@ void print_plan(const std::vector<options>& sweeps, const registry& reg);
 
 // `reclaim-bench list`: `alloc` is the allocator in effect in this process.
 void print_list(const registry& reg, const allocator_info& alloc);
+// The applicability matrix as a Markdown table, one column per set of needs (schemes that need the
+// same of a container apply to the same containers): what docs/applicability.md shows, checked
+// against it by tests/cli.
+void print_applicability_markdown(const registry& reg);
 
 }  // namespace reclaim_bench

@@ -5,7 +5,8 @@ Usage: test_cli.py BENCH CHECK, where BENCH is the reclaim-bench executable and 
   bad_input  every kind of bad input (a value listed twice included) exits with status 2 and one
              line on stderr naming the flag, and leaves the --out file alone (not created; an
              existing one unchanged)
-  list       `reclaim-bench list` prints schemes, containers, allocators and the matrix
+  list       `reclaim-bench list` prints schemes, containers, allocators and the matrix;
+             docs/applicability.md holds the matrix exactly as `list --markdown` prints it
   run        short valid runs write one parseable, validated JSON line per trial
   alloc      --alloc: a sweep over every allocator records the one detected in each trial; an
              allocator that is not installed (RECLAIM_BENCH_ALLOC_DIR pointed at an empty
@@ -265,6 +266,17 @@ def test_list(_tmp):
     refused = sum(cells.count("no") for cells in rows.values())
     reasons = sum(" does not support " in line for line in lines)
     check(refused == reasons, f"list: {refused} refused pairs but {reasons} reasons")
+
+    # docs/applicability.md shows the matrix as `list --markdown` prints it, between markers.
+    r = bench("list", "--markdown")
+    check(r.returncode == 0 and r.stdout.startswith("| container |"),
+          f"list --markdown: exit status {r.returncode}: {r.stdout[:200]} {r.stderr}")
+    doc = read(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "docs",
+                            "applicability.md"))
+    marker = "reclaim-bench list --markdown -->\n"
+    shown = doc.split("<!-- begin: " + marker, 1)[-1].split("<!-- end: " + marker, 1)[0]
+    check(shown == r.stdout, "docs/applicability.md: the matrix differs from `reclaim-bench list "
+          "--markdown`; paste the command's output between the markers")
 
     r = bench("--help")
     check(r.returncode == 0 and "--scheme" in r.stdout, f"--help: {r.returncode}")
