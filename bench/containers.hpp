@@ -1,10 +1,12 @@
-// The containers the lab runs, each a name, the library template it instantiates per scheme, and
-// the bytes a key takes in it: its nodes with the schemes' 16-byte retire hook (node_base), without
-// the allocator's own overhead, so a floor (glibc takes 48 bytes for a 32 or 40-byte node). The
-// lab's memory estimate (options.cpp) multiplies it by the prefilled keys.
+// The containers the lab runs, each a name, the library template it instantiates per scheme, its
+// kind (the workload its trials run: registry.hpp), and the bytes a key takes in it: its nodes with
+// the schemes' 16-byte retire hook (node_base), without the allocator's own overhead, so a floor
+// (glibc takes 48 bytes for a 32 or 40-byte node). The lab's memory estimate (options.cpp)
+// multiplies it by the prefilled keys (a stack's or a queue's prefilled values).
 // Adding a container to the lab is one struct here and its entry in `containers`.
 #pragma once
 #include <cstddef>
+#include <cstdint>
 #include <string_view>
 #include <type_traits>
 
@@ -14,11 +16,16 @@
 #include <reclaim/ds/hm_list.hpp>
 #include <reclaim/ds/hm_list_restart.hpp>
 #include <reclaim/ds/lazy_list.hpp>
+#include <reclaim/ds/ms_queue.hpp>
+#include <reclaim/ds/treiber_stack.hpp>
+
+#include "registry.hpp"
 
 namespace reclaim_bench::containers {
 
 struct lazy_list {
   static constexpr std::string_view name = "lazy_list";
+  static constexpr workload kind = workload::set;
   static constexpr std::size_t bytes_per_key = 40;  // key, next, marked, lock
   template <class Scheme>
   using type = reclaim::ds::lazy_list<Scheme>;
@@ -26,6 +33,7 @@ struct lazy_list {
 
 struct hm_list {
   static constexpr std::string_view name = "hm_list";
+  static constexpr workload kind = workload::set;
   static constexpr std::size_t bytes_per_key = 32;  // key, next
   template <class Scheme>
   using type = reclaim::ds::hm_list<Scheme>;
@@ -33,6 +41,7 @@ struct hm_list {
 
 struct hm_hashmap {
   static constexpr std::string_view name = "hm_hashmap";
+  static constexpr workload kind = workload::set;
   static constexpr std::size_t bytes_per_key = 32;  // key, next; the bucket array is fixed
   template <class Scheme>
   using type = reclaim::ds::hm_hashmap<Scheme>;
@@ -40,6 +49,7 @@ struct hm_hashmap {
 
 struct harris_list {
   static constexpr std::string_view name = "harris_list";
+  static constexpr workload kind = workload::set;
   static constexpr std::size_t bytes_per_key = 32;  // key, next
   template <class Scheme>
   using type = reclaim::ds::harris_list<Scheme>;
@@ -47,6 +57,7 @@ struct harris_list {
 
 struct hm_list_restart {
   static constexpr std::string_view name = "hm_list_restart";
+  static constexpr workload kind = workload::set;
   static constexpr std::size_t bytes_per_key = 32;  // key, next
   template <class Scheme>
   using type = reclaim::ds::hm_list_restart<Scheme>;
@@ -54,10 +65,27 @@ struct hm_list_restart {
 
 struct dgt_bst {
   static constexpr std::string_view name = "dgt_bst";
+  static constexpr workload kind = workload::set;
   // A leaf and a router of 56 bytes each: key, is_leaf, two children, two version locks.
   static constexpr std::size_t bytes_per_key = 112;
   template <class Scheme>
   using type = reclaim::ds::dgt_bst<Scheme>;
+};
+
+struct treiber_stack {
+  static constexpr std::string_view name = "treiber_stack";
+  static constexpr workload kind = workload::stack;
+  static constexpr std::size_t bytes_per_key = 32;  // value, next
+  template <class Scheme>
+  using type = reclaim::ds::treiber_stack<std::int64_t, Scheme>;
+};
+
+struct ms_queue {
+  static constexpr std::string_view name = "ms_queue";
+  static constexpr workload kind = workload::queue;
+  static constexpr std::size_t bytes_per_key = 32;  // value, next
+  template <class Scheme>
+  using type = reclaim::ds::ms_queue<std::int64_t, Scheme>;
 };
 
 template <class... Containers>
@@ -69,6 +97,7 @@ struct list {
   }
 };
 
-using all = list<lazy_list, hm_list, hm_hashmap, harris_list, hm_list_restart, dgt_bst>;
+using all = list<lazy_list, hm_list, hm_hashmap, harris_list, hm_list_restart, dgt_bst,
+                 treiber_stack, ms_queue>;
 
 }  // namespace reclaim_bench::containers

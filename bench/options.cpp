@@ -213,11 +213,15 @@ std::optional<options> parse_command_line(int argc, char** argv, const registry&
       ->type_name("S")
       ->capture_default_str();
   app.add_option("--trials", trials, "trials per point")->type_name("N")->capture_default_str();
-  app.add_option("--keys", keys, "key range [0, N); K and M suffixes")
+  app.add_option("--keys", keys,
+                 "key range [0, N) (a stack or queue starts with N/2 values); K and M suffixes")
       ->type_name("N")
       ->capture_default_str();
-  app.add_option("--insert", insert, "percent inserts")->type_name("PCT")->capture_default_str();
-  app.add_option("--delete", erase, "percent deletes; lookups are the rest")
+  app.add_option("--insert", insert, "percent inserts (pushes in a stack or queue)")
+      ->type_name("PCT")
+      ->capture_default_str();
+  app.add_option("--delete", erase,
+                 "percent deletes (pops); lookups are the rest (a stack or queue has none)")
       ->type_name("PCT")
       ->capture_default_str();
   app.add_flag("--prefill,!--no-prefill", opt.prefill,
@@ -310,6 +314,15 @@ std::optional<options> parse_command_line(int argc, char** argv, const registry&
   const std::string_view percent = "a percentage from 0 to 100";
   opt.insert_pct = static_cast<unsigned>(parse_uint("--insert", insert, 0, 100, percent));
   opt.delete_pct = static_cast<unsigned>(parse_uint("--delete", erase, 0, 100, percent));
+  // A stack or a queue has no lookups: each operation is a push (--insert) or a pop (--delete).
+  for (const std::string& name : opt.ds)
+    if (const workload kind = reg.workload_of(name);
+        kind != workload::set && opt.insert_pct + opt.delete_pct != 100)
+      throw usage_error(fmt::format("--insert {} and --delete {} add up to {} percent, but {} is a "
+                                    "{}: its operations are pushes (--insert) and pops (--delete), "
+                                    "which must add up to 100 (it has no lookups)",
+                                    opt.insert_pct, opt.delete_pct,
+                                    opt.insert_pct + opt.delete_pct, name, to_string(kind)));
   if (opt.insert_pct + opt.delete_pct > 100)
     throw usage_error(fmt::format("--insert {} and --delete {} add up to {} percent (at most 100; "
                                   "lookups are the rest)",

@@ -300,7 +300,10 @@ void print_list(const registry& reg, const allocator_info& alloc) {
   print_aligned(schemes, {false, false, false, false});
 
   fmt::print("\nContainers\n");
-  for (std::string_view ds : reg.containers()) fmt::print("  {}\n", ds);
+  std::vector<std::vector<std::string>> containers = {{"  name", "workload"}};
+  for (std::string_view ds : reg.containers())
+    containers.push_back({fmt::format("  {}", ds), std::string(to_string(reg.workload_of(ds)))});
+  print_aligned(containers, {false, false});
 
   // Each one with the shared object a child would preload, or why it cannot; and the one in
   // effect here with its version.

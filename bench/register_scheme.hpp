@@ -6,10 +6,27 @@
 #include <reclaim/concepts.hpp>
 
 #include "containers.hpp"
+#include "pool_workload.hpp"
 #include "registry.hpp"
 #include "trial.hpp"
 
 namespace reclaim_bench {
+
+// The workload of each kind of container.
+template <workload Kind, class DS>
+struct workload_runner;
+template <class DS>
+struct workload_runner<workload::set, DS> {
+  using type = set_workload<DS>;
+};
+template <class DS>
+struct workload_runner<workload::stack, DS> {
+  using type = pool_workload<DS, /*Fifo=*/false>;
+};
+template <class DS>
+struct workload_runner<workload::queue, DS> {
+  using type = pool_workload<DS, /*Fifo=*/true>;
+};
 
 // Registers Scheme under `name`, and for each container either its trial runner or, when the
 // container does not meet the scheme's needs, the container's reason. An unsupported pair is never
@@ -21,10 +38,12 @@ void register_scheme(registry& r, std::string_view name) {
     using C = typename decltype(container)::type;
     using DS = typename C::template type<Scheme>;
     if constexpr (reclaim::protects<Scheme, DS>)
-      r.add_pairing({C::name, name, &run_trial<Scheme, DS>, {}, C::bytes_per_key});
+      r.add_pairing({C::name, name,
+                     &run_trial<Scheme, DS, typename workload_runner<C::kind, DS>::type>, {},
+                     C::bytes_per_key, C::kind});
     else
-      r.add_pairing(
-          {C::name, name, nullptr, reclaim::applies<Scheme, DS>().why_not, C::bytes_per_key});
+      r.add_pairing({C::name, name, nullptr, reclaim::applies<Scheme, DS>().why_not,
+                     C::bytes_per_key, C::kind});
   });
 }
 

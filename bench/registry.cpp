@@ -38,4 +38,11 @@ const pairing* registry::find(std::string_view ds, std::string_view scheme) cons
   return it == pairings_.end() ? nullptr : &*it;
 }
 
+workload registry::workload_of(std::string_view ds) const {
+  auto it = std::find_if(pairings_.begin(), pairings_.end(),
+                         [&](const pairing& p) { return p.ds == ds; });
+  if (it == pairings_.end()) throw std::logic_error("unknown container: " + std::string(ds));
+  return it->kind;
+}
+
 }  // namespace reclaim_bench

@@ -81,6 +81,20 @@ struct scheme_info {
   unsigned needs;  // reclaim::needs bits
 };
 
+// What a container's trials do (containers.hpp): a set runs inserts, deletes and lookups of random
+// keys (trial.hpp); a stack or a queue pushes and pops values that name their producer
+// (pool_workload.hpp), and a queue is also checked for per-producer FIFO order.
+enum class workload { set, stack, queue };
+
+constexpr std::string_view to_string(workload w) {
+  switch (w) {
+    case workload::set: return "set";
+    case workload::stack: return "stack";
+    case workload::queue: return "queue";
+  }
+  return "?";
+}
+
 // A (container, scheme) pair: runnable, or refused with the container's reason.
 struct pairing {
   std::string_view ds;
@@ -88,6 +102,7 @@ struct pairing {
   trial_fn run = nullptr;  // null when the scheme does not apply to the container
   std::string_view why_not;
   std::size_t bytes_per_key = 0;  // the container's floor (containers.hpp)
+  workload kind = workload::set;
 
   bool supported() const { return run != nullptr; }
 };
@@ -104,6 +119,7 @@ class registry {
 
   const scheme_info* find_scheme(std::string_view name) const;    // null if unknown
   const pairing* find(std::string_view ds, std::string_view scheme) const;  // null if unknown
+  workload workload_of(std::string_view ds) const;  // ds must be registered
 
  private:
   std::vector<scheme_info> schemes_;

@@ -1,10 +1,18 @@
-// One trial of one (container, scheme) pair: a fresh domain and container, a prefill to half the
-// key range, T workers running the operation mix for the configured time, then validation of the
-// structure against what the successful operations did. With --stall, N more threads sit inside an
-// operation for the whole measured interval (stalled_operations); with --sample-ms, the main thread
-// samples pending garbage and RSS while the workers run (measure_interval). A thread that cannot be
-// created or throws (an allocation that failed) ends the trial with thread_error once the threads
-// that started have been released and joined (thread_failure.hpp).
+// One trial of one (container, scheme) pair: a fresh domain and container, a prefill, T workers
+// running the container's workload for the configured time, then validation of what is left
+// against what the successful operations did. The workload depends on the container's kind: a set
+// (set_workload below: inserts, deletes and lookups of random keys, the prefill to half the key
+// range) or a pool, a stack or a queue (pool_workload.hpp). With --stall, N more threads sit inside
+// an operation for the whole measured interval (stalled_operations); with --sample-ms, the main
+// thread samples pending garbage and RSS while the workers run (measure_interval). A thread that
+// cannot be created or throws (an allocation that failed) ends the trial with thread_error once the
+// threads that started have been released and joined (thread_failure.hpp).
+//
+// A workload W of container DS is constructed as W(ds, cfg) before the prefill (whatever it
+// allocates is allocated outside the measured interval) and provides:
+//   void prefill()                                      fill the container (only with cfg.prefill)
+//   void run(unsigned worker, const std::atomic<bool>& stop)  one worker's loop until stop
+//   void finish(trial_result&)  once the workers joined: ops, expected and final contents
 #pragma once
 #include <algorithm>
 #include <atomic>
@@ -23,32 +31,6 @@
 #include "thread_failure.hpp"
 
 namespace reclaim_bench {
-
-// What a thread's successful inserts added and its successful erases removed.
-struct tally {
-  std::int64_t count = 0;
-  std::int64_t key_sum = 0;
-
-  void add(std::int64_t key) {
-    ++count;
-    key_sum += key;
-  }
-  void remove(std::int64_t key) {
-    --count;
-    key_sum -= key;
-  }
-  tally& operator+=(const tally& t) {
-    count += t.count;
-    key_sum += t.key_sum;
-    return *this;
-  }
-};
-
-// One slot per thread, each on its own cache lines: written once, by its owner, at the end.
-struct alignas(128) thread_outcome {
-  tally delta;
-  std::uint64_t ops = 0;
-};
 
 // Random streams: workers use streams 0..T-1, prefill threads a range of their own.
 inline constexpr std::uint64_t prefill_stream_base = std::uint64_t{1} << 32;
@@ -160,94 +142,56 @@ void measure_interval(std::chrono::steady_clock::time_point begin, const trial_c
   std::this_thread::sleep_until(end);
 }
 
-// Inserts uniformly random keys from [0, keys) until exactly keys/2 inserts have succeeded, with
-// min(threads, hardware threads) threads. Each success is claimed from a shared counter first, so
-// the threads never overshoot. Throws thread_error if a thread could not be created or failed.
-template <class DS>
-tally prefill(DS& ds, const trial_config& cfg) {
+// The prefill's threads: min(threads, hardware threads) of them, each running body(i, claim),
+// where claim() hands out one of keys/2 claims and returns false once all are taken, so that the
+// threads never overshoot; a thread uses each claim for one element it adds. Once the prefill has
+// failed, the threads still filling stop: every claim is handed out. Throws thread_error if a
+// thread could not be created or failed.
+inline unsigned prefill_thread_count(const trial_config& cfg) {
+  return std::min(cfg.threads, hardware_threads());
+}
+template <class Body>
+void prefill_threads(const trial_config& cfg, Body&& body) {
   const std::int64_t target = cfg.keys / 2;
-  const auto keys = static_cast<std::uint32_t>(cfg.keys);
-  const unsigned n = std::min(cfg.threads, hardware_threads());
+  const unsigned n = prefill_thread_count(cfg);
   std::atomic<std::int64_t> claimed{0};
-  std::vector<thread_outcome> outcomes(n);
+  // relaxed: the counter only hands out claims; the joins publish what the threads did.
+  const auto claim = [&] { return claimed.fetch_add(1, std::memory_order_relaxed) < target; };
   thread_failures failures;
   {
     std::vector<std::jthread> fillers;
-    // Once the prefill has failed, the threads still filling stop: every claim is handed out.
     const auto give_up = [&] { claimed.store(target, std::memory_order_relaxed); };
     const unsigned started = failures.start(fillers, "prefill", n, [&](unsigned i) {
-      const bool filled = failures.run("prefill", i, n, [&] {
-        xoshiro256 rng(stream_seed(cfg.seed, cfg.trial, prefill_stream_base + i));
-        tally mine;
-        // relaxed: the counter only hands out claims; the joins publish the tallies.
-        while (claimed.fetch_add(1, std::memory_order_relaxed) < target) {
-          for (;;) {
-            const std::int64_t key = rng.below(keys);
-            if (ds.insert(key)) {
-              mine.add(key);
-              break;
-            }
-          }
-        }
-        outcomes[i].delta = mine;
-      });
-      if (!filled) give_up();
+      if (!failures.run("prefill", i, n, [&] { body(i, claim); })) give_up();
     });
     if (started < n) give_up();
   }  // joins
   failures.rethrow();
-  tally total;
-  for (const thread_outcome& o : outcomes) total += o.delta;
-  return total;
 }
 
 // The measured interval: the workers start together on a latch that the main thread joins last,
-// run the operation mix until the main thread raises `stop`, and report their tallies in
-// `outcomes`. Returns the measured seconds, from the start until every worker has joined.
-// With a timeline recorder, each worker attaches before the start latch (its buffer is allocated
-// and touched outside the measured interval) and `origin_ns` receives the start's timestamp.
-// Meanwhile the main thread runs measure_interval() with `pending` and `samples`. Throws
-// thread_error, with every worker joined, if one could not be created, attached or failed.
-template <class DS, class Pending>
-double run_workers(DS& ds, const trial_config& cfg, std::vector<thread_outcome>& outcomes,
-                   reclaim::timeline::recorder* timeline, std::uint64_t& origin_ns,
-                   Pending&& pending, std::vector<memory_sample>& samples) {
-  const auto keys = static_cast<std::uint32_t>(cfg.keys);
-  const unsigned insert_below = cfg.insert_pct;
-  const unsigned erase_below = cfg.insert_pct + cfg.delete_pct;
+// each runs work(i, stop) until the main thread raises `stop`. Returns the measured seconds, from
+// the start until every worker has joined. With a timeline recorder, each worker attaches before
+// the start latch (its buffer is allocated and touched outside the measured interval) and
+// `origin_ns` receives the start's timestamp. Meanwhile the main thread runs measure_interval()
+// with `pending` and `samples`. Throws thread_error, with every worker joined, if one could not be
+// created, attached or failed.
+template <class Work, class Pending>
+double run_workers(const trial_config& cfg, reclaim::timeline::recorder* timeline,
+                   std::uint64_t& origin_ns, Pending&& pending,
+                   std::vector<memory_sample>& samples, Work&& work) {
   std::atomic<bool> stop{false};
   std::latch start(cfg.threads + 1);
   thread_failures failures;
   std::vector<std::jthread> workers;
   const unsigned started = failures.start(workers, "worker", cfg.threads, [&](unsigned i) {
-    xoshiro256 rng(stream_seed(cfg.seed, cfg.trial, i));
-    tally mine;
-    std::uint64_t ops = 0;
     // A worker that cannot attach still arrives: the latch waits for every worker that started.
     failures.run("worker", i, cfg.threads, [&] { if (timeline) timeline->attach(i); });
     start.arrive_and_wait();
     // Every worker that could not be created or attached was recorded before the latch opened
     // (which orders it before this read): then the trial ends before its first operation.
-    if (!failures.failed()) {
-      failures.run("worker", i, cfg.threads, [&] {
-        // relaxed: `stop` carries no data, it only has to be seen eventually; the join orders
-        // the tallies before the main thread reads them.
-        while (!stop.load(std::memory_order_relaxed)) {
-          const std::int64_t key = rng.below(keys);
-          const unsigned dice = rng.below(100);
-          if (dice < insert_below) {
-            if (ds.insert(key)) mine.add(key);
-          } else if (dice < erase_below) {
-            if (ds.erase(key)) mine.remove(key);
-          } else {
-            ds.contains(key);
-          }
-          ++ops;
-        }
-      });
-    }
+    if (!failures.failed()) failures.run("worker", i, cfg.threads, [&] { work(i, stop); });
     if (timeline) reclaim::timeline::recorder::detach();  // also after an attach that threw
-    outcomes[i] = {mine, ops};
   });
   // The workers that never started never arrive: count them down, or the others wait forever.
   start.count_down(cfg.threads - started);
@@ -264,39 +208,133 @@ double run_workers(DS& ds, const trial_config& cfg, std::vector<thread_outcome>&
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
 }
 
-template <class Scheme, class DS>
-trial_result run_trial(const trial_config& cfg) {
+// The workload of a set (lazy_list, hm_list, ...): the prefill inserts uniformly random keys from
+// [0, keys) until exactly keys/2 inserts have succeeded; each worker draws a key and an operation
+// (insert, delete or lookup, by --insert and --delete); at the end the set must hold exactly what
+// the successful inserts and deletes left: size, key sum, well-formedness.
+template <class DS>
+class set_workload {
   static_assert(DS::min_key <= 0 && DS::max_key >= std::int64_t{UINT32_MAX},
                 "the lab draws keys from [0, keys) with keys < 2^32");
-  reset_peak_rss();
-  trial_result result;
-  {
-    typename Scheme::domain domain;
-    DS ds(domain);  // destroyed before the domain
 
-    tally expected = cfg.prefill ? prefill(ds, cfg) : tally{};
-    stalled_operations<Scheme> stalled(domain, cfg.stall);  // inside their operations from here
-    const reclaim::stats before = domain.stats();
-    std::vector<thread_outcome> outcomes(cfg.threads);
-    std::shared_ptr<reclaim::timeline::recorder> timeline;
-    if (cfg.timeline_capacity > 0)
-      timeline = std::make_shared<reclaim::timeline::recorder>(reclaim::timeline::recorder::settings{
-          .capacity = cfg.timeline_capacity, .slow_free_ns = cfg.slow_free_ns});
-    result.seconds = run_workers(ds, cfg, outcomes, timeline.get(), result.timeline_origin_ns,
-                                 [&domain] { return domain.stats().pending; }, result.samples);
-    result.stats = stats_delta(before, domain.stats());
-    result.rss_bytes = rss_bytes();
-    stalled.release();  // after the workers joined and the interval's end was read
+ public:
+  set_workload(DS& ds, const trial_config& cfg) : ds_(ds), cfg_(cfg), outcomes_(cfg.threads) {}
 
-    for (const thread_outcome& o : outcomes) {
+  void prefill() {
+    std::vector<thread_outcome> filled(prefill_thread_count(cfg_));
+    const auto keys = static_cast<std::uint32_t>(cfg_.keys);
+    prefill_threads(cfg_, [&](unsigned i, const auto& claim) {
+      xoshiro256 rng(stream_seed(cfg_.seed, cfg_.trial, prefill_stream_base + i));
+      tally mine;
+      while (claim()) {
+        for (;;) {
+          const std::int64_t key = rng.below(keys);
+          if (ds_.insert(key)) {
+            mine.add(key);
+            break;
+          }
+        }
+      }
+      filled[i].delta = mine;
+    });
+    for (const thread_outcome& o : filled) prefilled_ += o.delta;
+  }
+
+  void run(unsigned i, const std::atomic<bool>& stop) {
+    const auto keys = static_cast<std::uint32_t>(cfg_.keys);
+    const unsigned insert_below = cfg_.insert_pct;
+    const unsigned erase_below = cfg_.insert_pct + cfg_.delete_pct;
+    xoshiro256 rng(stream_seed(cfg_.seed, cfg_.trial, i));
+    tally mine;
+    std::uint64_t ops = 0;
+    // relaxed: `stop` carries no data, it only has to be seen eventually; the join orders the
+    // tallies before the main thread reads them.
+    while (!stop.load(std::memory_order_relaxed)) {
+      const std::int64_t key = rng.below(keys);
+      const unsigned dice = rng.below(100);
+      if (dice < insert_below) {
+        if (ds_.insert(key)) mine.add(key);
+      } else if (dice < erase_below) {
+        if (ds_.erase(key)) mine.remove(key);
+      } else {
+        ds_.contains(key);
+      }
+      ++ops;
+    }
+    outcomes_[i] = {mine, ops};
+  }
+
+  void finish(trial_result& result) const {
+    tally expected = prefilled_;
+    for (const thread_outcome& o : outcomes_) {
       expected += o.delta;
       result.ops += o.ops;
     }
     result.expected_size = expected.count;
     result.expected_key_sum = expected.key_sum;
-    result.final_size = static_cast<std::int64_t>(ds.size());
-    result.final_key_sum = ds.key_sum();
-    result.well_formed = ds.well_formed();
+    result.final_size = static_cast<std::int64_t>(ds_.size());
+    result.final_key_sum = ds_.key_sum();
+    result.well_formed = ds_.well_formed();
+  }
+
+ private:
+  // What a thread's successful inserts added and its successful erases removed.
+  struct tally {
+    std::int64_t count = 0;
+    std::int64_t key_sum = 0;
+
+    void add(std::int64_t key) {
+      ++count;
+      key_sum += key;
+    }
+    void remove(std::int64_t key) {
+      --count;
+      key_sum -= key;
+    }
+    tally& operator+=(const tally& t) {
+      count += t.count;
+      key_sum += t.key_sum;
+      return *this;
+    }
+  };
+
+  // One slot per thread, each on its own cache lines: written once, by its owner, at the end.
+  struct alignas(128) thread_outcome {
+    tally delta;
+    std::uint64_t ops = 0;
+  };
+
+  DS& ds_;
+  const trial_config& cfg_;
+  tally prefilled_;
+  std::vector<thread_outcome> outcomes_;
+};
+
+template <class Scheme, class DS, class Workload = set_workload<DS>>
+trial_result run_trial(const trial_config& cfg) {
+  reset_peak_rss();
+  trial_result result;
+  {
+    typename Scheme::domain domain;
+    DS ds(domain);  // destroyed before the domain
+    Workload workload(ds, cfg);
+
+    if (cfg.prefill) workload.prefill();
+    stalled_operations<Scheme> stalled(domain, cfg.stall);  // inside their operations from here
+    const reclaim::stats before = domain.stats();
+    std::shared_ptr<reclaim::timeline::recorder> timeline;
+    if (cfg.timeline_capacity > 0)
+      timeline = std::make_shared<reclaim::timeline::recorder>(reclaim::timeline::recorder::settings{
+          .capacity = cfg.timeline_capacity, .slow_free_ns = cfg.slow_free_ns});
+    result.seconds = run_workers(
+        cfg, timeline.get(), result.timeline_origin_ns,
+        [&domain] { return domain.stats().pending; }, result.samples,
+        [&workload](unsigned i, const std::atomic<bool>& stop) { workload.run(i, stop); });
+    result.stats = stats_delta(before, domain.stats());
+    result.rss_bytes = rss_bytes();
+    stalled.release();  // after the workers joined and the interval's end was read
+
+    workload.finish(result);
     if (timeline) {
       result.timeline_events = timeline->events();
       result.timeline_dropped = timeline->dropped();

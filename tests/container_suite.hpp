@@ -51,6 +51,10 @@ template <template <class> class DS, class S>
 struct scheme_of<DS<S>> {
   using type = S;
 };
+template <template <class, class> class DS, class T, class S>
+struct scheme_of<DS<T, S>> {  // the pool containers: DS<value, scheme>
+  using type = S;
+};
 
 
 // Every scheme of the lifecycle torture suite: each base scheme once (nbr with small bags, so that

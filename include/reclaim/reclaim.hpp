@@ -9,6 +9,8 @@
 #include "ds/hm_list.hpp"
 #include "ds/hm_list_restart.hpp"
 #include "ds/lazy_list.hpp"
+#include "ds/ms_queue.hpp"
+#include "ds/treiber_stack.hpp"
 #include "free/amortized.hpp"
 #include "free/batch.hpp"
 #include "schemes/debra.hpp"

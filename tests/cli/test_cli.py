@@ -37,6 +37,9 @@ Usage: test_cli.py BENCH CHECK, where BENCH is the reclaim-bench executable and 
   thread_failure  a worker or stalled thread that cannot be created (RLIMIT_AS) fails its trial
              with one line naming it, quickly (no hang on the start latch), in the lab's process
              and in a child, and the run goes on
+  pools      the stack and queue workloads (treiber_stack, ms_queue): runs validate (each value
+             popped once, nothing lost, per-producer FIFO for the queue), all pushes or all pops
+             give the exact size and retire count, and a push/pop mix with lookups is refused
   memory     a run whose trial surely cannot fit (MemAvailable, RLIMIT_AS) is refused up front,
              naming the flags and the estimate; an allocation that fails in a trial fails that
              trial on one line (no std::terminate)
@@ -59,6 +62,7 @@ failures = []
 
 SCHEMES = {"none": "none", "debra": "epoch", "hp": "pointer"}  # name: family
 CONTAINERS = ["lazy_list", "hm_list"]
+POOLS = {"treiber_stack": "stack", "ms_queue": "queue"}  # name: workload
 ALLOCATORS = ["glibc", "jemalloc", "tcmalloc", "mimalloc"]
 REQUIRED_FIELDS = [
     "ds", "scheme", "alloc", "alloc_version", "alloc_lib", "threads", "trial", "seconds", "keys",
@@ -127,6 +131,12 @@ BAD_INPUTS = [
     (["--insert", "-1"], "--insert"),
     (["--insert", "abc"], "--insert"),
     (["--insert", "60", "--delete", "50"], "--insert 60 and --delete 50"),
+    # A stack or a queue has no lookups: pushes and pops must make up every operation.
+    (["--ds", "ms_queue", "--insert", "30", "--delete", "30"],
+     "--insert 30 and --delete 30 add up to 60 percent, but ms_queue is a queue: its operations "
+     "are pushes (--insert) and pops (--delete), which must add up to 100"),
+    (["--ds", "lazy_list,treiber_stack", "--insert", "10", "--delete", "10"],
+     "but treiber_stack is a stack"),
     (["--seed", "abc"], "--seed"),
     (["--seed", "-1"], "--seed"),
     (["--alloc", "foo"], "--alloc: unknown allocator 'foo' (accepted: glibc, jemalloc, tcmalloc, "
@@ -266,6 +276,10 @@ def test_list(_tmp):
     refused = sum(cells.count("no") for cells in rows.values())
     reasons = sum(" does not support " in line for line in lines)
     check(refused == reasons, f"list: {refused} refused pairs but {reasons} reasons")
+    for ds, kind in POOLS.items():
+        check(ds in rows, f"list: no matrix row for {ds}")
+        check(any(line.split() == [ds, kind] for line in lines),
+              f"list: {ds} not listed as a {kind} in the Containers section")
 
     # docs/applicability.md shows the matrix as `list --markdown` prints it, between markers.
     r = bench("list", "--markdown")
@@ -1289,12 +1303,55 @@ def test_memory(tmp):
     check(failed > 0, "no address space limit made the prefill fail")
 
 
+# --- pools: the stack and queue workloads ---------------------------------------------------
+
+def test_pools(tmp):
+    out = os.path.join(tmp, "pools.jsonl")
+    r = bench("--ds", ",".join(POOLS), "--scheme", "none,debra,hp", "--threads", "1,2",
+              "--seconds", "0.1", "--keys", "1K", "--out", out)
+    check(r.returncode == 0, f"pools: exit status {r.returncode}: {r.stderr}")
+    records = load_lines(out)
+    check(len(records) == 12, f"pools: {len(records)} JSON lines, expected 12")
+    for rec in records:
+        where = f"pools {rec.get('ds')} {rec.get('scheme')} threads={rec.get('threads')}"
+        check_record(rec, where)
+        check(rec.get("well_formed") is True and rec.get("final_size") == rec.get("expected_size")
+              and rec.get("final_key_sum") == rec.get("expected_key_sum"), f"{where}: {rec}")
+    check({(rec.get("ds"), rec.get("threads")) for rec in records}
+          == {(d, t) for d in POOLS for t in (1, 2)}, "pools: not every point ran")
+
+    # Pushes only: nothing is retired and everything pushed is there. Pops only: the 500 values of
+    # the prefill come out, each retiring one node, and the container ends empty.
+    for share, what in (("100", "pushes"), ("0", "pops")):
+        out = os.path.join(tmp, f"{what}.jsonl")
+        r = bench("--ds", ",".join(POOLS), "--scheme", "debra", "--threads", "2", "--seconds",
+                  "0.05", "--keys", "1K", "--insert", share, "--delete", str(100 - int(share)),
+                  "--out", out)
+        check(r.returncode == 0, f"{what} only: exit status {r.returncode}: {r.stderr}")
+        for rec in load_lines(out):
+            where = f"{what} only, {rec.get('ds')}"
+            check_record(rec, where)
+            if what == "pushes":
+                check(rec.get("retired") == 0 and rec.get("final_size") > 500, f"{where}: {rec}")
+            else:
+                check(rec.get("retired") == 500 and rec.get("final_size") == 0, f"{where}: {rec}")
+
+    # Without a prefill the containers start empty, and nbr protects both.
+    out = os.path.join(tmp, "empty.jsonl")
+    r = bench("--ds", ",".join(POOLS), "--scheme", "nbr", "--threads", "2", "--seconds", "0.05",
+              "--no-prefill", "--out", out)
+    check(r.returncode == 0, f"pools without prefill: exit status {r.returncode}: {r.stderr}")
+    records = load_lines(out)
+    check(len(records) == 2 and all(rec.get("checksum_ok") is True for rec in records),
+          f"pools without prefill: {records}")
+
+
 CHECKS = {"bad_input": test_bad_input, "list": test_list, "run": test_run, "alloc": test_alloc,
           "timeline": test_timeline, "stall": test_stall, "experiment": test_experiment,
           "output_paths": test_output_paths, "write_errors": test_write_errors,
           "lazy_out": test_lazy_out, "skip_pairs": test_skip_pairs,
           "cleanup": test_cleanup, "thread_failure": test_thread_failure,
-          "memory": test_memory}
+          "pools": test_pools, "memory": test_memory}
 
 if __name__ == "__main__":
     with tempfile.TemporaryDirectory(prefix="reclaim-bench-cli-") as tmp:

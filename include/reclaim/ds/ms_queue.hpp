@@ -1,0 +1,176 @@
+// ms_queue: the lock-free FIFO queue of Michael and Scott (PODC 1996), the queue that paper 003
+// (Stamp-it, Pöter and Träff) measures its schemes on.
+//
+// What it is. A singly linked list from head_ to tail_ whose first node is a dummy: the values are
+// in the nodes after it. push links a new node after the last one with a CAS on its `next` (the
+// linearization point) and then swings tail_ to it; pop swings head_ from the dummy to its
+// successor, which becomes the new dummy, and the thread whose head CAS succeeds owns the value
+// stored in that successor: it alone moves it out (leaving the new dummy's storage empty) and
+// retires the old dummy. tail_ may lag one node behind the last node: whoever sees it lag swings
+// it forward before going on (helping), and pop swings it before moving head_ past it, so head_
+// never passes tail_ and a node that tail_ points to is never retired. A node's `next` goes from
+// nullptr to its successor once and never changes again.
+//
+// Reclamation, and why it is safe for each family.
+// - Hazard pointers (two slots): push protects the tail (slot 0); protect() re-reads tail_, and a
+//   node tail_ points to is not retired, so the tail is safe to dereference. pop protects the head
+//   (slot 0, re-read by protect()) and then its successor (slot 1); re-reading a `next` proves
+//   nothing, since it never changes, so pop re-reads head_: while the head is still the head its
+//   successor has not been retired (only the pop that moves head_ past the successor retires it).
+//   The successor must stay protected because, once our CAS has made it the dummy, another pop may
+//   retire it while we are still moving its value out. Protected nodes cannot be reused, which
+//   rules out ABA on every CAS (their expected values are the protected nodes or nullptr).
+// - NBR: each attempt is a read phase from the root (tail_ or head_) that only loads; the write
+//   phase reserves what it dereferences and what its CASes expect: the tail (push), the head and
+//   its successor (pop). A CAS's new value that is not reserved (push's helping swing of tail_ to
+//   the tail's successor) is never dereferenced: if the CAS succeeds the reserved node was still
+//   in place, and so was what follows it. After helping, the operation starts a new read phase.
+//   The value is moved out in the write phase, after the reservations.
+// - Epoch schemes: the guard alone.
+//
+// Progress: lock-free. Values: T must be nothrow move constructible; each value is moved out
+// exactly once, by the thread that won its node, and those left in the queue are destroyed with it.
+#pragma once
+#include <atomic>
+#include <optional>
+#include <string_view>
+#include <utility>
+
+#include "../concepts.hpp"
+#include "detail/value_slot.hpp"
+
+namespace reclaim::ds {
+
+template <class T, scheme Scheme>
+class ms_queue {
+ public:
+  static constexpr std::string_view name = "ms_queue";
+  using value_type = T;
+  using domain_type = typename Scheme::domain;
+  using guard_type = typename Scheme::guard;
+  static constexpr unsigned slots_used = 2;
+
+  static constexpr support offers(needs n) {
+    switch (n) {
+      case needs_validated_reads: return {true};  // by re-reading head_ after protecting its next
+      case needs_restartable_read_phases: return {true};
+      default: return {true};
+    }
+  }
+
+  explicit ms_queue(domain_type& domain = Scheme::default_domain()) : domain_(domain) {
+    static_assert(protects<Scheme, ms_queue>);
+    if constexpr (guard_type::validates) static_assert(guard_type::slot_count >= slots_used);
+    // Made by a guard like every node, since the first pop retires it.
+    guard_type g(domain_);
+    node* dummy = g.template create<node>();
+    // relaxed: the queue reaches other threads through whatever shares it with them.
+    head_.store(dummy, std::memory_order_relaxed);
+    tail_.store(dummy, std::memory_order_relaxed);
+  }
+  // Quiescent: frees the dummy, destroys the values left and frees their nodes (popped nodes are
+  // the domain's).
+  ~ms_queue() {
+    node* dummy = head_.load(std::memory_order_relaxed);
+    for (node* n = dummy->next.load(std::memory_order_relaxed); n;) {
+      node* next = n->next.load(std::memory_order_relaxed);
+      n->value.destroy();
+      delete n;
+      n = next;
+    }
+    delete dummy;  // its storage is empty
+  }
+  ms_queue(const ms_queue&) = delete;
+  ms_queue& operator=(const ms_queue&) = delete;
+
+  void push(T value) { emplace(std::move(value)); }
+
+  template <class... Args>
+  void emplace(Args&&... args) {
+    guard_type g(domain_);
+    node* fresh = g.template create<node>(std::in_place, std::forward<Args>(args)...);
+    for (;;) {
+      RECLAIM_READ_PHASE(g);
+      node* tail = g.protect(tail_, 0);  // acquire: pairs with the release CASes on tail_
+      // acquire: pairs with the release link CAS below (of the push that appended next).
+      node* next = tail->next.load(std::memory_order_acquire);
+      g.write_phase(tail);
+      if (next) {
+        // tail_ lags: help it forward, then look again from the root. release: publishes next
+        // (whose contents we acquired above) to whoever reads it from tail_.
+        tail_.compare_exchange_strong(tail, next, std::memory_order_release,
+                                      std::memory_order_relaxed);
+        continue;
+      }
+      // The linearization point. release: publishes the new node's value and next to whoever
+      // reads it from this link (pop's protect of the head's next, push's load above).
+      if (tail->next.compare_exchange_strong(next, fresh, std::memory_order_release,
+                                             std::memory_order_relaxed)) {
+        // release: publishes the new node to pushes that read it from tail_. Failure is fine:
+        // someone helped already.
+        tail_.compare_exchange_strong(tail, fresh, std::memory_order_release,
+                                      std::memory_order_relaxed);
+        return;
+      }
+    }
+  }
+
+  std::optional<T> pop() {
+    guard_type g(domain_);
+    for (;;) {
+      RECLAIM_READ_PHASE(g);
+      node* head = g.protect(head_, 0);  // acquire: pairs with the release CAS on head_
+      // acquire: pairs with the release link CAS in emplace(): the value in next is visible.
+      node* next = g.protect(head->next, 1);
+      if constexpr (guard_type::validates) {
+        // next is safe only if it was not retired before its hazard was visible: the head was
+        // still the head after that, so nobody had moved head_ past next.
+        if (head_.load(std::memory_order_acquire) != head) continue;
+      }
+      // relaxed: only compared with head; never dereferenced here.
+      node* tail = tail_.load(std::memory_order_relaxed);
+      g.write_phase(head, next);
+      if (!next) return std::nullopt;  // the dummy is the last node: empty
+      if (head == tail) {
+        // tail_ lags behind next: swing it before head_ may pass it. release: publishes next
+        // (acquired above) to pushes that read it from tail_.
+        tail_.compare_exchange_strong(tail, next, std::memory_order_release,
+                                      std::memory_order_relaxed);
+        continue;
+      }
+      // release: publishes the new dummy, whose contents we acquired above, to pops that read it
+      // from head_. Winning makes next's value ours alone: nobody else reads it.
+      if (head_.compare_exchange_strong(head, next, std::memory_order_release,
+                                        std::memory_order_relaxed)) {
+        std::optional<T> value = next->value.take();  // next is reserved: not freed under us
+        g.retire(head);
+        return value;
+      }
+    }
+  }
+
+  // A snapshot: whether the queue was empty at some moment during the call.
+  bool empty() {
+    guard_type g(domain_);
+    RECLAIM_READ_PHASE(g);
+    node* head = g.protect(head_, 0);
+    return head->next.load(std::memory_order_acquire) == nullptr;
+  }
+
+ private:
+  struct node : Scheme::node_base {
+    node() = default;  // a dummy: empty storage
+    template <class... Args>
+    explicit node(std::in_place_t, Args&&... args)
+        : value(std::in_place, std::forward<Args>(args)...) {}
+    detail::value_slot<T> value;  // holds a value until the pop that makes this node the dummy
+    std::atomic<node*> next{nullptr};
+  };
+  static_assert(restart_safe<node*>);
+
+  domain_type& domain_;
+  std::atomic<node*> head_{nullptr};
+  std::atomic<node*> tail_{nullptr};
+};
+
+}  // namespace reclaim::ds

@@ -1,0 +1,117 @@
+// treiber_stack: Treiber's lock-free stack (Treiber, IBM research report RJ 5118, 1986).
+//
+// What it is. A singly linked list whose first node is the top. push links a new node in front of
+// the top with one CAS on top_; pop reads the top and its successor and swings top_ from the one to
+// the other with one CAS. The thread whose pop CAS succeeds owns the node: it alone moves the value
+// out and retires the node. A node's `next` is written before the node is published and never
+// again, and a node never returns to the stack (a push always makes a new one).
+//
+// Reclamation, and why it is safe for each family. pop dereferences the top to read its `next` and,
+// after winning it, to move the value out. push dereferences nothing shared (it only loads top_ and
+// CASes it), so it needs no protection and no read phase; its guard is there for create().
+// - Hazard pointers: pop protects the top in slot 0; protect() re-reads top_ after the hazard is
+//   visible, and a node leaves top_ before it is retired, so a confirmed top was not yet retired
+//   when the hazard became visible. The same protection rules out ABA on the pop CAS: while the
+//   hazard holds, the node cannot be freed and its address reused for a new top.
+// - NBR: each pop attempt is a read phase from the root (top_) that only loads; the write phase
+//   reserves the top, which is both the node dereferenced afterwards and the expected value of the
+//   CAS (an unreserved top could be freed and its address pushed again: ABA). The successor is
+//   the CAS's new value, never dereferenced: if the CAS succeeds the top never left, so neither did
+//   the node below it.
+// - Epoch schemes: the guard alone.
+//
+// Progress: lock-free. Values: T must be nothrow move constructible; each value is moved out
+// exactly once, by the thread that won its node, and those left in the stack are destroyed with it.
+#pragma once
+#include <atomic>
+#include <optional>
+#include <string_view>
+#include <utility>
+
+#include "../concepts.hpp"
+#include "detail/value_slot.hpp"
+
+namespace reclaim::ds {
+
+template <class T, scheme Scheme>
+class treiber_stack {
+ public:
+  static constexpr std::string_view name = "treiber_stack";
+  using value_type = T;
+  using domain_type = typename Scheme::domain;
+  using guard_type = typename Scheme::guard;
+  static constexpr unsigned slots_used = 1;
+
+  static constexpr support offers(needs n) {
+    switch (n) {
+      case needs_validated_reads: return {true};  // top_ is re-read; a popped node never returns
+      case needs_restartable_read_phases: return {true};
+      default: return {true};
+    }
+  }
+
+  explicit treiber_stack(domain_type& domain = Scheme::default_domain()) : domain_(domain) {
+    static_assert(protects<Scheme, treiber_stack>);
+    if constexpr (guard_type::validates) static_assert(guard_type::slot_count >= slots_used);
+  }
+  // Quiescent: destroys the values left and frees their nodes (popped nodes are the domain's).
+  ~treiber_stack() {
+    for (node* n = top_.load(std::memory_order_relaxed); n;) {
+      node* next = n->next;
+      n->value.destroy();
+      delete n;
+      n = next;
+    }
+  }
+  treiber_stack(const treiber_stack&) = delete;
+  treiber_stack& operator=(const treiber_stack&) = delete;
+
+  void push(T value) { emplace(std::move(value)); }
+
+  template <class... Args>
+  void emplace(Args&&... args) {
+    guard_type g(domain_);
+    node* fresh = g.template create<node>(std::forward<Args>(args)...);
+    node* top = top_.load(std::memory_order_relaxed);
+    do {
+      fresh->next = top;  // ours until the CAS publishes it
+      // release: publishes the new node's value and next; pairs with the acquire in pop's
+      // protect(). Every write to top_ is a CAS, so each one continues the release sequence.
+    } while (!top_.compare_exchange_weak(top, fresh, std::memory_order_release,
+                                         std::memory_order_relaxed));
+  }
+
+  std::optional<T> pop() {
+    guard_type g(domain_);
+    for (;;) {
+      RECLAIM_READ_PHASE(g);
+      node* top = g.protect(top_, 0);  // acquire: pairs with the push that published it
+      node* next = top ? top->next : nullptr;
+      g.write_phase(top);  // nullptr too: ends the read phase before the result is built
+      if (!top) return std::nullopt;
+      // relaxed: the value we move out was published to us by the acquire load above.
+      if (top_.compare_exchange_strong(top, next, std::memory_order_relaxed)) {
+        std::optional<T> value = top->value.take();  // the node is ours alone
+        g.retire(top);
+        return value;
+      }
+    }
+  }
+
+  // A snapshot: whether the stack was empty at some moment during the call.
+  bool empty() const { return top_.load(std::memory_order_acquire) == nullptr; }
+
+ private:
+  struct node : Scheme::node_base {
+    template <class... Args>
+    explicit node(Args&&... args) : value(std::in_place, std::forward<Args>(args)...) {}
+    detail::value_slot<T> value;  // emptied by the pop that wins the node
+    node* next = nullptr;         // set before the node is published, never after
+  };
+  static_assert(restart_safe<node*>);
+
+  domain_type& domain_;
+  std::atomic<node*> top_{nullptr};
+};
+
+}  // namespace reclaim::ds
