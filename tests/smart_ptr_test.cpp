@@ -349,6 +349,25 @@ TEST(smart_ptr_hp, slots_are_given_back_to_the_pool) {
   delete head.load().get();
 }
 
+#ifndef NDEBUG
+// Destroying a domain while a guard_ptr on it still protects a node is named in debug builds: the
+// guard_ptr would later give its slot back to, or leave an operation of, a destroyed domain.
+template <class S>
+void destroy_domain_under_a_guard_ptr() {
+  std::atomic<long> destroyed{0};
+  auto domain = std::make_unique<typename S::domain>();
+  link<S> head(new node<S>(destroyed));
+  guard<S> g(*domain);
+  g.acquire(head);
+  domain.reset();
+}
+TEST(smart_ptr_misuse, destroying_a_domain_under_a_guard_ptr_is_named) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_DEATH(destroy_domain_under_a_guard_ptr<reclaim::hp<>>(), "guard_ptr on it is alive");
+  EXPECT_DEATH(destroy_domain_under_a_guard_ptr<reclaim::debra<>>(), "guard or guard_ptr on it is held");
+}
+#endif
+
 // A Treiber stack written with concurrent_ptr and guard_ptr: each value pushed is popped exactly
 // once, and the sums agree. The guard_ptr on the top node is what makes the pop's CAS safe from
 // ABA: the node cannot be freed and reused while it is held.
