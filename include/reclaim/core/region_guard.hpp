@@ -1,7 +1,7 @@
 // The guard of every scheme whose only need from a container is the start and end of each operation
 // (a region): debra, ebr, ner, qsbr, rcu, token_*. The domain provides begin(record) -> record&,
 // end(record) and retire(record, node), and befriends region_hold<Domain>, through which both the
-// guard and a guard_ptr's protection enter and leave operations; protect() is a plain load.
+// guard and a guard_ptr's protection reach them; protect() is a plain load.
 //
 // A region is the record's nesting depth: every guard and every holding protection counts once,
 // only the first to enter begins the operation and only the last to leave ends it, so they may be
@@ -20,7 +20,12 @@ namespace reclaim::core {
 // holds under a region scheme: a guard_ptr that holds a node keeps the thread inside the operation
 // that read it, so that nothing retired since can be freed.
 template <class Domain>
+class region_scheme_guard;
+
+template <class Domain>
 class region_hold : thread_bound {
+  using record = typename Domain::record;
+
  public:
   // Whether holding keeps the thread inside an operation (reclaim::region_guard).
   static constexpr bool holds_region = true;
@@ -47,13 +52,13 @@ class region_hold : thread_bound {
   void enter() {
     if (record_) return;
     check_owner();
-    record_ = &domain_->begin(domain_->threads_.local());
+    record_ = &begin(*domain_);
   }
   // Lets go; the operation ends if nothing else holds it (the scheme's end(), with its release).
   void leave() noexcept {
     if (!record_) return;
     check_owner();
-    domain_->end(*std::exchange(record_, nullptr));
+    end(*domain_, *std::exchange(record_, nullptr));
   }
 
   // The node src holds, read inside the operation: the scheme's begin() ordered this load after
@@ -79,12 +84,16 @@ class region_hold : thread_bound {
   }
   void reset_protection() noexcept { leave(); }
 
-  // Retires inside the operation this holds (the region guard's retire()).
-  void retire(retired_hook* node) { domain_->retire(*record_, node); }
-
  private:
+  // The guard always holds, from construction to destruction: it keeps the record itself and
+  // calls these, so that its fast path tests nothing.
+  friend class region_scheme_guard<Domain>;
+  static record& begin(Domain& d) { return d.begin(d.threads_.local()); }
+  static void end(Domain& d, record& r) noexcept { d.end(r); }
+  static void retire(Domain& d, record& r, retired_hook* node) { d.retire(r, node); }
+
   Domain* domain_ = nullptr;
-  typename Domain::record* record_ = nullptr;  // non-null while holding
+  record* record_ = nullptr;  // non-null while holding
 };
 
 template <class Domain>
@@ -92,7 +101,11 @@ class region_scheme_guard : public guard_base<region_scheme_guard<Domain>> {
  public:
   static constexpr bool validates = false;
 
-  explicit region_scheme_guard(Domain& d) : hold_(d) { hold_.enter(); }
+  explicit region_scheme_guard(Domain& d) : domain_(d), record_(hold::begin(d)) {}
+  ~region_scheme_guard() {
+    this->check_owner();
+    hold::end(domain_, record_);
+  }
   region_scheme_guard(const region_scheme_guard&) = delete;
   region_scheme_guard& operator=(const region_scheme_guard&) = delete;
 
@@ -104,10 +117,12 @@ class region_scheme_guard : public guard_base<region_scheme_guard<Domain>> {
   }
 
  private:
+  using hold = region_hold<Domain>;
   friend class guard_base<region_scheme_guard>;
-  void retire_hook(retired_hook* node) { hold_.retire(node); }
+  void retire_hook(retired_hook* node) { hold::retire(domain_, record_, node); }
 
-  region_hold<Domain> hold_;
+  Domain& domain_;
+  typename hold::record& record_;
 };
 
 }  // namespace reclaim::core

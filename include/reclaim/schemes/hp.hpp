@@ -122,8 +122,9 @@ class hp<Policies...>::domain
   // and per nesting level that a thread ever used, and the slots of protections), so that each
   // scan frees at least R - H nodes and its O(H log H) cost is amortized over them.
   std::size_t scan_threshold() const noexcept {
-    const std::size_t blocks = this->threads_.size() + nested_blocks_.load(std::memory_order_relaxed);
-    return 100 + 2 * (slot_count * blocks + owned_slots_.load(std::memory_order_relaxed));
+    const std::size_t slots = slot_count * this->threads_.size() +
+                              extra_slots_.load(std::memory_order_relaxed);
+    return 100 + 2 * slots;
   }
 
  private:
@@ -161,7 +162,7 @@ class hp<Policies...>::domain
   // A slot of r's pool for a protection, until give_back(). Throws std::bad_alloc.
   slot& take(record& r) {
     return r.owned.take([&] {
-      owned_slots_.fetch_add(decltype(r.owned)::block_size, std::memory_order_relaxed);
+      extra_slots_.fetch_add(decltype(r.owned)::block_size, std::memory_order_relaxed);
     });
   }
   static void give_back(record& r, slot& hazard) noexcept {
@@ -184,7 +185,8 @@ class hp<Policies...>::domain
   // failed allocation leaves the nesting as it was).
   [[gnu::noinline]] block& nested_block(record& r, unsigned level) {
     try {
-      return r.hazards.at(level, [&] { nested_blocks_.fetch_add(1, std::memory_order_relaxed); });
+      return r.hazards.at(level,
+                          [&] { extra_slots_.fetch_add(slot_count, std::memory_order_relaxed); });
     } catch (...) {
       r.leave();
       throw;
@@ -244,8 +246,8 @@ class hp<Policies...>::domain
     this->orphan(r, std::move(r.retired));
   }
 
-  std::atomic<std::size_t> nested_blocks_{0};
-  std::atomic<std::size_t> owned_slots_{0};
+  // Hazard slots beyond each record's first block: nested guards' blocks and protections' pools.
+  std::atomic<std::size_t> extra_slots_{0};
 };
 
 template <class... Policies>
