@@ -364,7 +364,8 @@ void destroy_domain_under_a_guard_ptr() {
 TEST(smart_ptr_misuse, destroying_a_domain_under_a_guard_ptr_is_named) {
   GTEST_FLAG_SET(death_test_style, "threadsafe");
   EXPECT_DEATH(destroy_domain_under_a_guard_ptr<reclaim::hp<>>(), "guard_ptr on it is alive");
-  EXPECT_DEATH(destroy_domain_under_a_guard_ptr<reclaim::debra<>>(), "guard or guard_ptr on it is held");
+  EXPECT_DEATH(destroy_domain_under_a_guard_ptr<reclaim::debra<>>(),
+               "guard or guard_ptr on it is held");
 }
 #endif
 
