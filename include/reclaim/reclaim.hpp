@@ -1,6 +1,7 @@
 // reclaim: safe memory reclamation for C++. The umbrella header: every scheme and container.
 #pragma once
 #include "concepts.hpp"
+#include "concurrent_ptr.hpp"
 #include "core/marked_ptr.hpp"
 #include "core/stats.hpp"
 #include "ds/dgt_bst.hpp"

@@ -52,7 +52,7 @@ class domain_base {
     threads_.close();
     threads_.for_each([](Record& r) {
       assert(r.depth.load(std::memory_order_relaxed) == 0 &&
-             "reclaim: domain destroyed while a guard on it is held");
+             "reclaim: domain destroyed while a guard or guard_ptr on it is held");
       r.freeing.drain(r);
       r.destroy_garbage();
     });

@@ -12,8 +12,26 @@
 
 namespace reclaim::core {
 
+// An object that belongs to the thread that made it (a guard, a guard_ptr's protection): used from
+// another thread, it would publish that thread's protections in the wrong record, or none at all.
+// Debug builds check it; release builds pay nothing.
+class thread_bound {
+ protected:
+#ifndef NDEBUG
+  void check_owner() const noexcept {
+    assert(owner_ == std::this_thread::get_id() &&
+           "reclaim: guard or guard_ptr used from another thread than the one that made it");
+  }
+
+ private:
+  std::thread::id owner_ = std::this_thread::get_id();
+#else
+  void check_owner() const noexcept {}
+#endif
+};
+
 template <class Guard>
-class guard_base {
+class guard_base : protected thread_bound {
  public:
   template <class T, class... Args>
   T* create(Args&&... args) const {
@@ -35,21 +53,6 @@ class guard_base {
   void begin_read_phase() const noexcept {}
   template <class... Nodes>
   void write_phase(Nodes*...) const noexcept {}
-
- protected:
-  // A guard belongs to its thread's record: used from another thread, it would publish that
-  // thread's protections in the wrong record, or none at all.
-#ifndef NDEBUG
-  void check_owner() const noexcept {
-    assert(owner_ == std::this_thread::get_id() &&
-           "reclaim: guard used from another thread than the one that made it");
-  }
-
- private:
-  std::thread::id owner_ = std::this_thread::get_id();
-#else
-  void check_owner() const noexcept {}
-#endif
 
  private:
   Guard& self() noexcept { return static_cast<Guard&>(*this); }

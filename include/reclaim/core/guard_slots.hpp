@@ -3,8 +3,13 @@
 // the next block of a chain that only grows, one block per nesting level the thread ever reached.
 // A nested guard thus never overwrites a protection an outer guard still relies on. Blocks are
 // added by the record's owner and read by reclaimers; they are freed with the record.
+//
+// Slots owned one at a time (slot_pool): a guard_ptr's hazard, taken when it first protects and
+// given back when it is destroyed, in any order, in constant time.
 #pragma once
 #include <atomic>
+#include <cstddef>
+#include <vector>
 
 namespace reclaim::core {
 
@@ -50,6 +55,67 @@ struct slot_block {
   void for_each_owned(F f) {
     for (slot_block* b = this; b; b = b->next.load(std::memory_order_relaxed)) f(*b);
   }
+};
+
+// Slots that owners take one by one and give back in any order: a chain of blocks of N slots that
+// reclaimers walk as they walk a slot_block chain, grown by the record's owner when no slot is
+// free, and the owner's free list (a stack of slot addresses). The stack's capacity covers every
+// slot of the chain, so giving a slot back never allocates. Freed with the record.
+template <class T, unsigned N>
+class slot_pool {
+ public:
+  using block = slot_block<T, N>;
+  static constexpr unsigned block_size = N;
+
+  slot_pool() = default;
+  slot_pool(const slot_pool&) = delete;
+  slot_pool& operator=(const slot_pool&) = delete;
+  ~slot_pool() { delete first_.load(std::memory_order_relaxed); }
+
+  // A free slot, adding a block of N when none is left (then on_grow() is called). Owner only.
+  // Throws std::bad_alloc, and then nothing changed.
+  template <class OnGrow>
+  std::atomic<T>& take(OnGrow on_grow) {
+    if (free_.empty()) [[unlikely]] grow(on_grow);
+    std::atomic<T>* slot = free_.back();
+    free_.pop_back();
+    return *slot;
+  }
+  // Owner only; the slot is the caller's to clear first.
+  void give_back(std::atomic<T>& slot) noexcept { free_.push_back(&slot); }
+
+  // Whether no slot is taken (owner only, or once the owner is gone).
+  bool all_free() const noexcept { return free_.size() == blocks_ * N; }
+
+  // f(block) for every block, for reclaimers.
+  template <class F>
+  void for_each(F f) const {
+    // acquire: pairs with the release store in grow(), so the newest block and those chained
+    // behind it are seen built.
+    if (const block* b = first_.load(std::memory_order_acquire)) b->for_each(f);
+  }
+  // The same for the owner, which may change the slots (thread exit clears them all).
+  template <class F>
+  void for_each_owned(F f) {
+    if (block* b = first_.load(std::memory_order_relaxed)) b->for_each_owned(f);
+  }
+
+ private:
+  template <class OnGrow>
+  [[gnu::noinline]] void grow(OnGrow on_grow) {
+    free_.reserve((blocks_ + 1) * N);  // the one step that may throw, before anything changes
+    auto* b = new block;
+    b->next.store(first_.load(std::memory_order_relaxed), std::memory_order_relaxed);
+    // release: a reclaimer that reads the new head (acquire in for_each()) sees the block built.
+    first_.store(b, std::memory_order_release);
+    ++blocks_;
+    for (auto& slot : b->slots) free_.push_back(&slot);
+    on_grow();
+  }
+
+  std::atomic<block*> first_{nullptr};
+  std::vector<std::atomic<T>*> free_;  // owner only
+  std::size_t blocks_ = 0;             // owner only
 };
 
 }  // namespace reclaim::core

@@ -1,25 +1,113 @@
 // The guard of every scheme whose only need from a container is the start and end of each operation
-// (a region): debra, ebr, ner, qsbr, rcu. The domain provides begin(record) -> record&, end(record)
-// and retire(record, node), and befriends region_guard<Domain>; protect() is a plain acquire load.
+// (a region): debra, ebr, ner, qsbr, rcu, token_*. The domain provides begin(record) -> record&,
+// end(record) and retire(record, node), and befriends region_hold<Domain>, through which both the
+// guard and a guard_ptr's protection reach them; protect() is a plain load.
+//
+// A region is the record's nesting depth: every guard and every holding protection counts once,
+// only the first to enter begins the operation and only the last to leave ends it, so they may be
+// released in any order. (The public reclaim::region_guard<Scheme>, concurrent_ptr.hpp, is a scope
+// that holds one.)
 #pragma once
 #include <atomic>
+#include <utility>
 
 #include "guard_base.hpp"
 
 namespace reclaim::core {
 
+// A movable share in the thread's current operation: while it holds, the thread is inside an
+// operation (entered by the first hold or guard, left by the last). The protection a guard_ptr
+// holds under a region scheme: a guard_ptr that holds a node keeps the thread inside the operation
+// that read it, so that nothing retired since can be freed.
 template <class Domain>
-class region_guard : public guard_base<region_guard<Domain>> {
+class region_scheme_guard;
+
+template <class Domain>
+class region_hold : thread_bound {
+  using record = typename Domain::record;
+
+ public:
+  // Whether holding keeps the thread inside an operation (reclaim::region_guard).
+  static constexpr bool holds_region = true;
+
+  region_hold() noexcept = default;
+  explicit region_hold(Domain& d) noexcept : domain_(&d) {}
+  region_hold(region_hold&& other) noexcept
+      : domain_(other.domain_), record_(std::exchange(other.record_, nullptr)) {}
+  region_hold& operator=(region_hold&& other) noexcept {
+    if (this != &other) {
+      leave();
+      domain_ = other.domain_;
+      record_ = std::exchange(other.record_, nullptr);
+    }
+    return *this;
+  }
+  ~region_hold() { leave(); }
+
+  Domain& owner_domain() const noexcept { return *domain_; }
+  bool holds() const noexcept { return record_ != nullptr; }
+
+  // Holds the thread inside an operation, entering one if it is in none (the scheme's begin(), with
+  // its fences); a no-op while this already holds.
+  void enter() {
+    if (record_) return;
+    check_owner();
+    record_ = &begin(*domain_);
+  }
+  // Lets go; the operation ends if nothing else holds it (the scheme's end(), with its release).
+  void leave() noexcept {
+    if (!record_) return;
+    check_owner();
+    end(*domain_, *std::exchange(record_, nullptr));
+  }
+
+  // The node src holds, read inside the operation: the scheme's begin() ordered this load after
+  // the thread's announcement, and until leave() nothing retired after it may be freed. A null
+  // pointer holds nothing, so it lets go. `order` (acquire at least, to read the node): pairs
+  // with the release store or CAS that published the node.
+  template <class P>
+  P protect(const std::atomic<P>& src, std::memory_order order) {
+    enter();
+    P p = src.load(order);
+    if (!p) leave();
+    return p;
+  }
+  // The same, if src still holds `expected` (true); otherwise holds nothing, sets `expected` to
+  // what src holds, and returns false.
+  template <class P>
+  bool try_protect(P& expected, const std::atomic<P>& src, std::memory_order order) {
+    P p = protect(src, order);
+    if (p == expected) return true;
+    leave();
+    expected = p;
+    return false;
+  }
+  void reset_protection() noexcept { leave(); }
+
+ private:
+  // The guard always holds, from construction to destruction: it keeps the record itself and
+  // calls these, so that its fast path tests nothing.
+  friend class region_scheme_guard<Domain>;
+  static record& begin(Domain& d) { return d.begin(d.threads_.local()); }
+  static void end(Domain& d, record& r) noexcept { d.end(r); }
+  static void retire(Domain& d, record& r, retired_hook* node) { d.retire(r, node); }
+
+  Domain* domain_ = nullptr;
+  record* record_ = nullptr;  // non-null while holding
+};
+
+template <class Domain>
+class region_scheme_guard : public guard_base<region_scheme_guard<Domain>> {
  public:
   static constexpr bool validates = false;
 
-  explicit region_guard(Domain& d) : domain_(d), record_(d.begin(d.threads_.local())) {}
-  ~region_guard() {
+  explicit region_scheme_guard(Domain& d) : domain_(d), record_(hold::begin(d)) {}
+  ~region_scheme_guard() {
     this->check_owner();
-    domain_.end(record_);
+    hold::end(domain_, record_);
   }
-  region_guard(const region_guard&) = delete;
-  region_guard& operator=(const region_guard&) = delete;
+  region_scheme_guard(const region_scheme_guard&) = delete;
+  region_scheme_guard& operator=(const region_scheme_guard&) = delete;
 
   // acquire: pairs with the release store or CAS that published the node.
   template <class P>
@@ -29,11 +117,12 @@ class region_guard : public guard_base<region_guard<Domain>> {
   }
 
  private:
-  friend class guard_base<region_guard>;
-  void retire_hook(retired_hook* node) { domain_.retire(record_, node); }
+  using hold = region_hold<Domain>;
+  friend class guard_base<region_scheme_guard>;
+  void retire_hook(retired_hook* node) { hold::retire(domain_, record_, node); }
 
   Domain& domain_;
-  typename Domain::record& record_;
+  typename hold::record& record_;
 };
 
 }  // namespace reclaim::core

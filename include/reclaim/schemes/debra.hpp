@@ -57,6 +57,8 @@ struct debra : core::scheme_base<debra<Policies...>> {
 
   class domain;
   class guard;
+  // What a reclaim::guard_ptr holds: a share in the thread's operation (core/region_guard.hpp).
+  using protection = core::region_hold<domain>;
 };
 
 namespace detail {
@@ -90,7 +92,7 @@ class debra<Policies...>::domain
   ~domain() { this->shutdown(); }
 
  private:
-  friend class core::region_guard<domain>;
+  friend class core::region_hold<domain>;
   friend base;
 
   // Why a node tagged e is safe at e+3 (the argument of ebr.hpp, which debra's checks satisfy).
@@ -192,9 +194,9 @@ class debra<Policies...>::domain
 };
 
 template <class... Policies>
-class debra<Policies...>::guard : public core::region_guard<domain> {
+class debra<Policies...>::guard : public core::region_scheme_guard<domain> {
  public:
-  explicit guard(domain& d = debra::default_domain()) : core::region_guard<domain>(d) {}
+  explicit guard(domain& d = debra::default_domain()) : core::region_scheme_guard<domain>(d) {}
 };
 
 }  // namespace reclaim

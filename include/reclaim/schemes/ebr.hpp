@@ -55,6 +55,8 @@ struct basic_ebr : core::scheme_base<basic_ebr<Flavour, Policies...>> {
 
   class domain;
   class guard;
+  // What a reclaim::guard_ptr holds: a share in the thread's operation (core/region_guard.hpp).
+  using protection = core::region_hold<domain>;
 };
 
 namespace detail {
@@ -99,7 +101,7 @@ class basic_ebr<Flavour, Policies...>::domain
   ~domain() { this->shutdown(); }
 
  private:
-  friend class core::region_guard<domain>;
+  friend class core::region_hold<domain>;
   friend base;
 
   // Why a list tagged e is safe at e+3 and not e+2. Let X retire node n while announcing e, and R
@@ -199,9 +201,10 @@ class basic_ebr<Flavour, Policies...>::domain
 };
 
 template <class Flavour, class... Policies>
-class basic_ebr<Flavour, Policies...>::guard : public core::region_guard<domain> {
+class basic_ebr<Flavour, Policies...>::guard : public core::region_scheme_guard<domain> {
  public:
-  explicit guard(domain& d = basic_ebr::default_domain()) : core::region_guard<domain>(d) {}
+  explicit guard(domain& d = basic_ebr::default_domain())
+      : core::region_scheme_guard<domain>(d) {}
 };
 
 }  // namespace reclaim

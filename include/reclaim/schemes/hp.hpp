@@ -21,6 +21,9 @@
 // allocates a block of K more, kept for reuse), so a container operation called while the caller
 // holds protections in an outer guard leaves them alone, and each guard clears its own slots when
 // it ends.
+// Owned protections (hp::protection, what a reclaim::guard_ptr holds): one hazard slot each, taken
+// from a per-thread pool of blocks of 8 (grown on demand, scanned like the guards' blocks) and
+// given back in any order, in constant time; no slot index is visible to the user.
 // Progress: protect() is lock-free (it retries while the source changes); retire and scan are
 // wait-free apart from the free calls.
 // Differences from the paper: the fence is a policy (core/fence.hpp) so that asymmetric variants
@@ -30,6 +33,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cassert>
+#include <utility>
 #include <vector>
 
 #include "../concepts.hpp"
@@ -78,13 +82,16 @@ struct hp : core::scheme_base<hp<Policies...>> {
 
   class domain;
   class guard;
+  class protection;
 };
 
 namespace detail {
 template <class FreePolicy, unsigned K>
 struct hp_record : core::thread_record<FreePolicy> {
-  // Read by other threads' scans: the outermost guard's K slots, and blocks for nested guards.
+  // Read by other threads' scans: the outermost guard's K slots, blocks for nested guards, and the
+  // slots that protections own.
   alignas(core::cache_line) core::slot_block<const void*, K> hazards;
+  core::slot_pool<const void*, 8> owned;
   // Owner only.
   alignas(core::cache_line) core::retired_list retired;
   std::vector<const void*> snapshot;  // reused across scans: no allocation in steady state
@@ -102,19 +109,66 @@ class hp<Policies...>::domain
 
  public:
   domain() = default;
-  ~domain() { this->shutdown(); }
+  ~domain() {
+#ifndef NDEBUG
+    this->threads_.for_each([](const record& r) {
+      assert(r.owned.all_free() && "reclaim: domain destroyed while a guard_ptr on it is alive");
+    });
+#endif
+    this->shutdown();
+  }
 
   // The scan threshold R: proportional to the number of hazard slots H (a block of K per record,
-  // and per nesting level that a thread ever used), so that each scan frees at least R - H nodes
-  // and its O(H log H) cost is amortized over them.
+  // and per nesting level that a thread ever used, and the slots of protections), so that each
+  // scan frees at least R - H nodes and its O(H log H) cost is amortized over them.
   std::size_t scan_threshold() const noexcept {
-    const std::size_t blocks = this->threads_.size() + nested_blocks_.load(std::memory_order_relaxed);
-    return 100 + 2 * slot_count * blocks;
+    const std::size_t slots = slot_count * this->threads_.size() +
+                              extra_slots_.load(std::memory_order_relaxed);
+    return 100 + 2 * slots;
   }
 
  private:
   friend class hp::guard;
+  friend class hp::protection;
   friend base;
+  using slot = std::atomic<const void*>;
+
+  template <class P>
+  static const core::retired_hook* address_of(P p) noexcept {
+    if constexpr (std::is_pointer_v<P>)
+      return p;
+    else
+      return p.get();  // a marked_ptr: the hazard covers the node, whatever the mark
+  }
+
+  // Publishes the pointer read from src in `hazard` and returns it once a re-read of src confirms
+  // it (guard::protect(), protection::protect()). The hazard is the node's retired_hook address,
+  // the same address retire() records.
+  template <class P>
+  static P publish_validated(slot& hazard, const std::atomic<P>& src, std::memory_order order) {
+    // `order` (acquire for guards): pairs with the release store or CAS that published the node.
+    P p = src.load(order);
+    for (;;) {
+      // release: this may overwrite the slot's previous hazard; our reads of that node must
+      // happen before a scan that sees the new value (acquire in scan()) and frees it.
+      hazard.store(address_of(p), std::memory_order_release);
+      fence::light();  // the hazard is visible before the re-read; pairs with fence::heavy()
+      P again = src.load(order);
+      if (again == p) return p;
+      p = again;
+    }
+  }
+
+  // A slot of r's pool for a protection, until give_back(). Throws std::bad_alloc.
+  slot& take(record& r) {
+    return r.owned.take([&] {
+      extra_slots_.fetch_add(decltype(r.owned)::block_size, std::memory_order_relaxed);
+    });
+  }
+  static void give_back(record& r, slot& hazard) noexcept {
+    clear_slot(hazard);
+    r.owned.give_back(hazard);
+  }
 
   // A guard opens on r: the outermost one gives the free policy its turn and uses the record's
   // slots, a nested one the block of its level. Small, so that it inlines into every operation.
@@ -131,17 +185,22 @@ class hp<Policies...>::domain
   // failed allocation leaves the nesting as it was).
   [[gnu::noinline]] block& nested_block(record& r, unsigned level) {
     try {
-      return r.hazards.at(level, [&] { nested_blocks_.fetch_add(1, std::memory_order_relaxed); });
+      return r.hazards.at(level,
+                          [&] { extra_slots_.fetch_add(slot_count, std::memory_order_relaxed); });
     } catch (...) {
       r.leave();
       throw;
     }
   }
 
-  static void clear(block& b) noexcept {
-    // release: our reads of the protected nodes happen before a scan that sees the slot empty
-    // (acquire in scan()) frees them.
-    for (auto& slot : b.slots) slot.store(nullptr, std::memory_order_release);
+  static void clear_slot(slot& hazard) noexcept {
+    // release: our reads of the protected node happen before a scan that sees the slot empty
+    // (acquire in scan()) frees it.
+    hazard.store(nullptr, std::memory_order_release);
+  }
+  template <class Block>
+  static void clear(Block& b) noexcept {
+    for (auto& hazard : b.slots) clear_slot(hazard);
   }
 
   void retire(record& r, core::retired_hook* node) {
@@ -154,14 +213,16 @@ class hp<Policies...>::domain
     r.retired.splice(this->adopt_orphans());
     fence::heavy();  // pairs with fence::light() in protect(): see core/fence.hpp
     r.snapshot.clear();
+    auto collect = [&](const auto& b) {
+      for (const auto& hazard : b.slots) {
+        // acquire: pairs with the release in clear_slot(), so a node whose slot we see cleared
+        // was no longer being read.
+        if (const void* p = hazard.load(std::memory_order_acquire)) r.snapshot.push_back(p);
+      }
+    };
     this->threads_.for_each([&](const record& other) {
-      other.hazards.for_each([&](const block& b) {
-        for (const auto& slot : b.slots) {
-          // acquire: pairs with the release in clear(), so a node whose slot we see cleared was
-          // no longer being read.
-          if (const void* p = slot.load(std::memory_order_acquire)) r.snapshot.push_back(p);
-        }
-      });
+      other.hazards.for_each(collect);
+      other.owned.for_each(collect);
     });
     std::sort(r.snapshot.begin(), r.snapshot.end());
     core::retired_list safe;
@@ -176,26 +237,21 @@ class hp<Policies...>::domain
   // Thread exit (possibly inside guards): every hazard goes, and we scan once more, so that what
   // goes to the orphanage is only what other threads still protect (at most H nodes); without it,
   // threads that retire fewer than R nodes each and exit would pile up unbounded garbage that no
-  // scan ever looks at.
+  // scan ever looks at. A protection still owning a slot now was leaked (its guard_ptr's
+  // thread_local or stack lifetime has ended): its slot is cleared and stays taken.
   void on_thread_exit(record& r) noexcept {
-    r.hazards.for_each_owned(clear);
+    r.hazards.for_each_owned(clear<block>);
+    r.owned.for_each_owned(clear<typename decltype(r.owned)::block>);
     scan(r);
     this->orphan(r, std::move(r.retired));
   }
 
-  std::atomic<std::size_t> nested_blocks_{0};
+  // Hazard slots beyond each record's first block: nested guards' blocks and protections' pools.
+  std::atomic<std::size_t> extra_slots_{0};
 };
 
 template <class... Policies>
 class hp<Policies...>::guard : public core::guard_base<guard> {
-  template <class P>
-  static const core::retired_hook* address_of(P p) noexcept {
-    if constexpr (std::is_pointer_v<P>)
-      return p;
-    else
-      return p.get();  // a marked_ptr: the hazard covers the node, whatever the mark
-  }
-
  public:
   static constexpr bool validates = true;
   static constexpr unsigned slot_count = hp::slot_count;
@@ -213,23 +269,12 @@ class hp<Policies...>::guard : public core::guard_base<guard> {
   guard& operator=(const guard&) = delete;
 
   // Publishes the pointer read from src in the given slot and returns it once a re-read of src
-  // confirms it; the container still checks its own validity condition (the mark). The hazard is
-  // the node's retired_hook address, the same address retire() records.
+  // confirms it; the container still checks its own validity condition (the mark).
   template <class P>
   P protect(const std::atomic<P>& src, unsigned slot) noexcept {
     assert(slot < slot_count);
     this->check_owner();
-    // acquire: pairs with the release store or CAS that published the node.
-    P p = src.load(std::memory_order_acquire);
-    for (;;) {
-      // release: this may overwrite the slot's previous hazard; our reads of that node must
-      // happen before a scan that sees the new value (acquire in scan()) and frees it.
-      block_.slots[slot].store(address_of(p), std::memory_order_release);
-      fence::light();  // the hazard is visible before the re-read; pairs with fence::heavy()
-      P again = src.load(std::memory_order_acquire);
-      if (again == p) return p;
-      p = again;
-    }
+    return domain::publish_validated(block_.slots[slot], src, std::memory_order_acquire);
   }
 
  private:
@@ -239,6 +284,89 @@ class hp<Policies...>::guard : public core::guard_base<guard> {
   domain& domain_;
   typename domain::record& record_;
   typename domain::block& block_;
+};
+
+// One hazard slot, owned: what a reclaim::guard_ptr holds (and the primitive of a P2530-style
+// hazard_pointer object: a movable owner of one slot with protect, try_protect, reset_protection
+// and swap). The slot is taken from the thread's pool on the first protection and given back, in
+// any order, when the owner is destroyed; resetting only clears it, so that a protection used in
+// a loop takes its slot once. It belongs to its thread, as a guard does.
+template <class... Policies>
+class hp<Policies...>::protection : core::thread_bound {
+  using slot = typename domain::slot;
+
+ public:
+  // Whether holding a protection keeps the thread inside an operation (reclaim::region_guard).
+  static constexpr bool holds_region = false;
+
+  protection() noexcept = default;
+  explicit protection(domain& d) noexcept : domain_(&d) {}
+  protection(protection&& other) noexcept
+      : domain_(other.domain_),
+        record_(other.record_),
+        hazard_(std::exchange(other.hazard_, nullptr)) {}
+  // Our protection ends, and the two slots change owners: the moved-from side keeps a slot for its
+  // next protect() (`save = std::move(cur)` in a traversal costs no pool traffic).
+  protection& operator=(protection&& other) noexcept {
+    reset_protection();
+    swap(other);
+    return *this;
+  }
+  ~protection() {
+    if (!hazard_) return;
+    check_owner();
+    domain::give_back(*record_, *hazard_);
+  }
+
+  void swap(protection& other) noexcept {
+    std::swap(domain_, other.domain_);
+    std::swap(record_, other.record_);
+    std::swap(hazard_, other.hazard_);
+  }
+
+  domain& owner_domain() const noexcept { return *domain_; }
+
+  // Protects the pointer src holds (published, then validated by a re-read of src; loads with
+  // `order`) and returns it. Throws std::bad_alloc only when it takes its first slot.
+  template <class P>
+  P protect(const std::atomic<P>& src, std::memory_order order) {
+    return domain::publish_validated(own_slot(), src, order);
+  }
+
+  // Protects `expected` if src still holds it, and returns true; otherwise protects nothing, sets
+  // `expected` to what src holds, and returns false. Gives up instead of retrying (lock-free
+  // algorithms that must not loop in protect, paper 003's acquire_if_equal).
+  template <class P>
+  bool try_protect(P& expected, const std::atomic<P>& src, std::memory_order order) {
+    slot& hazard = own_slot();
+    // release, then the fence: as in publish_validated().
+    hazard.store(domain::address_of(expected), std::memory_order_release);
+    fence::light();
+    P now = src.load(order);
+    if (now == expected) return true;
+    domain::clear_slot(hazard);
+    expected = now;
+    return false;
+  }
+
+  // Protects nothing; keeps the slot.
+  void reset_protection() noexcept {
+    if (hazard_) domain::clear_slot(*hazard_);
+  }
+
+ private:
+  slot& own_slot() {
+    check_owner();
+    if (!hazard_) [[unlikely]] {
+      record_ = &domain_->threads_.local();
+      hazard_ = &domain_->take(*record_);
+    }
+    return *hazard_;
+  }
+
+  domain* domain_ = nullptr;
+  typename domain::record* record_ = nullptr;
+  slot* hazard_ = nullptr;
 };
 
 }  // namespace reclaim

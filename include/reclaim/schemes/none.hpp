@@ -23,6 +23,7 @@ struct none : core::scheme_base<none> {
 
   class domain;
   class guard;
+  class protection;
 };
 
 namespace detail {
@@ -72,6 +73,35 @@ class none::guard : public core::guard_base<none::guard> {
     r.count_retired(domain_.gauge_);
   }
   domain& domain_;
+};
+
+// What a reclaim::guard_ptr holds: nothing (no node is freed while the domain lives), only the
+// domain its reclaim() retires into.
+class none::protection {
+ public:
+  static constexpr bool holds_region = false;
+
+  protection() noexcept = default;
+  explicit protection(domain& d) noexcept : domain_(&d) {}
+
+  domain& owner_domain() const noexcept { return *domain_; }
+
+  // `order`: pairs with the release store or CAS that published the node.
+  template <class P>
+  P protect(const std::atomic<P>& src, std::memory_order order) const noexcept {
+    return src.load(order);
+  }
+  template <class P>
+  bool try_protect(P& expected, const std::atomic<P>& src, std::memory_order order) const noexcept {
+    P now = src.load(order);
+    if (now == expected) return true;
+    expected = now;
+    return false;
+  }
+  void reset_protection() const noexcept {}
+
+ private:
+  domain* domain_ = nullptr;
 };
 
 }  // namespace reclaim

@@ -54,6 +54,8 @@ struct qsbr : core::scheme_base<qsbr<Policies...>> {
 
   class domain;
   class guard;
+  // What a reclaim::guard_ptr holds: a share in the thread's operation (core/region_guard.hpp).
+  using protection = core::region_hold<domain>;
 };
 
 namespace detail {
@@ -98,7 +100,7 @@ class qsbr<Policies...>::domain
   }
 
  private:
-  friend class core::region_guard<domain>;
+  friend class core::region_hold<domain>;
   friend base;
 
   // The fast path: a branch on an owner-only flag.
@@ -221,9 +223,9 @@ class qsbr<Policies...>::domain
 };
 
 template <class... Policies>
-class qsbr<Policies...>::guard : public core::region_guard<domain> {
+class qsbr<Policies...>::guard : public core::region_scheme_guard<domain> {
  public:
-  explicit guard(domain& d = qsbr::default_domain()) : core::region_guard<domain>(d) {}
+  explicit guard(domain& d = qsbr::default_domain()) : core::region_scheme_guard<domain>(d) {}
 };
 
 }  // namespace reclaim

@@ -75,6 +75,8 @@ struct rcu : core::scheme_base<rcu<Policies...>> {
   };
   class domain;
   class guard;
+  // What a reclaim::guard_ptr holds: a share in the thread's operation (core/region_guard.hpp).
+  using protection = core::region_hold<domain>;
 };
 
 namespace detail {
@@ -106,7 +108,7 @@ class rcu<Policies...>::domain : public core::domain_base<domain, detail::rcu_re
   ~domain() { this->shutdown(); }
 
  private:
-  friend class core::region_guard<domain>;
+  friend class core::region_hold<domain>;
   friend base;
 
   record& begin(record& r) {
@@ -195,9 +197,9 @@ class rcu<Policies...>::domain : public core::domain_base<domain, detail::rcu_re
 };
 
 template <class... Policies>
-class rcu<Policies...>::guard : public core::region_guard<domain> {
+class rcu<Policies...>::guard : public core::region_scheme_guard<domain> {
  public:
-  explicit guard(domain& d = rcu::default_domain()) : core::region_guard<domain>(d) {}
+  explicit guard(domain& d = rcu::default_domain()) : core::region_scheme_guard<domain>(d) {}
 };
 
 }  // namespace reclaim

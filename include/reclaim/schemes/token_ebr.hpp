@@ -140,6 +140,8 @@ struct token_ebr : core::scheme_base<token_ebr<Order, Policies...>> {
 
   class domain;
   class guard;
+  // What a reclaim::guard_ptr holds: a share in the thread's operation (core/region_guard.hpp).
+  using protection = core::region_hold<domain>;
 };
 
 template <class... Policies>
@@ -196,7 +198,7 @@ class token_ebr<Order, Policies...>::domain
   }
 
  private:
-  friend class core::region_guard<domain>;
+  friend class core::region_hold<domain>;
   friend base;
 
   record& begin(record& r) {
@@ -388,9 +390,10 @@ class token_ebr<Order, Policies...>::domain
 };
 
 template <class Order, class... Policies>
-class token_ebr<Order, Policies...>::guard : public core::region_guard<domain> {
+class token_ebr<Order, Policies...>::guard : public core::region_scheme_guard<domain> {
  public:
-  explicit guard(domain& d = token_ebr::default_domain()) : core::region_guard<domain>(d) {}
+  explicit guard(domain& d = token_ebr::default_domain())
+      : core::region_scheme_guard<domain>(d) {}
 };
 
 }  // namespace reclaim

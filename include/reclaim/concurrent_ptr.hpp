@@ -1,0 +1,239 @@
+// Paper 003's smart-pointer interface (section 2), over every scheme that can serve it:
+//
+//   concurrent_ptr<T, MarkBits>     an atomic marked pointer: the links of a structure. A "weak"
+//                                   pointer: what it loads may not be dereferenced.
+//   guard_ptr<T, Scheme, MarkBits>  a snapshot of a concurrent_ptr that keeps its node from being
+//                                   freed until it is reset, reassigned or destroyed; reclaim()
+//                                   retires the node it holds.
+//   region_guard<Scheme>            a scope inside which guard_ptrs are cheap (see below).
+//
+// A guard_ptr owns its protection, so guard_ptrs are released in any order, nest, and live across
+// container operations: there are no slot indices. What it owns depends on the scheme
+// (Scheme::protection):
+//   hp                                        one hazard slot from its thread's pool, taken on the
+//                                             first acquire and given back when it is destroyed
+//   debra, ebr, ner, qsbr, rcu, token_*       a share in the thread's current operation: while a
+//                                             guard_ptr holds a node, the thread is inside an
+//                                             operation (entering one if it was in none), so
+//                                             nothing retired since can be freed
+//   none                                      nothing (nothing is freed while the domain lives)
+//   nbr, nbr_plus                             cannot serve it: a compile error says why
+// A guard_ptr belongs to the thread that made it, as a guard does, and is movable, not copyable: a
+// copy under hp would need a new hazard published and fenced, as costly as a new acquire, so
+// copying is spelled as one.
+//
+// region_guard<Scheme> enters an operation once for its scope, so that the guard_ptrs inside it
+// only count the nesting depth instead of each entering and leaving (under debra, a seq_cst RMW
+// and a re-read of the epoch each time the thread's last guard_ptr lets go and the next acquires).
+// Under qsbr a region is a stretch without quiescent states: the thread announces one only when
+// its last region_guard, guard or holding guard_ptr is gone, so keep regions as short as
+// operations. Under hp and none it does nothing: each guard_ptr's protection is already its own.
+//
+// Memory orders. concurrent_ptr's operations take them as std::atomic's do (default seq_cst); a
+// store or CAS that links a node must be release (or stronger) and the acquire that reads it
+// acquire (or stronger), so that the node's contents are seen initialized: that pair is the
+// container's. What each scheme adds (hp: the hazard's release store and fence before the
+// re-read, pairing with a scan's fence and acquire loads; region schemes: the announcement at the
+// start of the operation, pairing with the epoch's advance) is in the scheme's header, in the
+// protection's comments.
+//
+// Writing a container with it: docs/writing-a-container.md, "With guard_ptr".
+#pragma once
+#include <atomic>
+#include <cassert>
+#include <cstdint>
+#include <type_traits>
+#include <utility>
+
+#include "concepts.hpp"
+#include "core/marked_ptr.hpp"
+
+namespace reclaim {
+
+template <class T, unsigned MarkBits = 0>
+class concurrent_ptr {
+ public:
+  using pointer = marked_ptr<T, MarkBits>;
+
+  constexpr concurrent_ptr() noexcept = default;
+  constexpr concurrent_ptr(pointer p) noexcept : value_(p) {}  // NOLINT: implicit, as std::atomic
+  concurrent_ptr(const concurrent_ptr&) = delete;
+  concurrent_ptr& operator=(const concurrent_ptr&) = delete;
+
+  // An unprotected snapshot: compare it, store it, CAS with it; dereference it only through a
+  // guard_ptr (or where nothing can retire the node).
+  pointer load(std::memory_order order = std::memory_order_seq_cst) const noexcept {
+    return value_.load(order);
+  }
+  void store(pointer p, std::memory_order order = std::memory_order_seq_cst) noexcept {
+    value_.store(p, order);
+  }
+  bool compare_exchange_weak(pointer& expected, pointer desired, std::memory_order success,
+                             std::memory_order failure) noexcept {
+    return value_.compare_exchange_weak(expected, desired, success, failure);
+  }
+  bool compare_exchange_weak(pointer& expected, pointer desired,
+                             std::memory_order order = std::memory_order_seq_cst) noexcept {
+    return value_.compare_exchange_weak(expected, desired, order);
+  }
+  bool compare_exchange_strong(pointer& expected, pointer desired, std::memory_order success,
+                               std::memory_order failure) noexcept {
+    return value_.compare_exchange_strong(expected, desired, success, failure);
+  }
+  bool compare_exchange_strong(pointer& expected, pointer desired,
+                               std::memory_order order = std::memory_order_seq_cst) noexcept {
+    return value_.compare_exchange_strong(expected, desired, order);
+  }
+
+ private:
+  template <class, class, unsigned>
+  friend class guard_ptr;
+
+  std::atomic<pointer> value_;
+};
+
+namespace detail {
+
+// The scheme's owned protection, or the reason it has none.
+template <class Scheme, bool Serves = !neutralizable_guard<typename Scheme::guard>>
+struct protection_of {
+  using type = typename Scheme::protection;
+};
+template <class Scheme>
+struct protection_of<Scheme, false> {
+  static_assert(
+      !std::is_same_v<Scheme, Scheme>,
+      "reclaim::guard_ptr and reclaim::region_guard cannot serve nbr or nbr_plus: a guard_ptr "
+      "outlives any read phase, and neutralization restarts a read phase from the root, so no "
+      "protection may survive it. Write the container with the scheme's guard, "
+      "RECLAIM_READ_PHASE(g) and g.write_phase(nodes...) (docs/writing-a-container.md).");
+  struct type {  // only so that the message above is the one error
+    static constexpr bool holds_region = false;
+    template <class Domain>
+    explicit type(Domain&) noexcept {}
+    void enter() noexcept {}
+  };
+};
+
+// region_guard's member under schemes whose protections hold no region (hp, none).
+struct no_region {
+  template <class Domain>
+  explicit no_region(Domain&) noexcept {}
+  void enter() noexcept {}
+};
+
+}  // namespace detail
+
+// Spelled guard_ptr<node, Scheme, MarkBits>, beside concurrent_ptr<node, MarkBits>: a container
+// names both once, e.g. `using guard = reclaim::guard_ptr<node, Scheme, 1>;`.
+template <class T, class Scheme, unsigned MarkBits = 0>
+class guard_ptr {
+  using protection = typename detail::protection_of<Scheme>::type;
+
+ public:
+  using pointer = marked_ptr<T, MarkBits>;
+  using source = concurrent_ptr<T, MarkBits>;
+  using domain_type = typename Scheme::domain;
+
+  // Empty, for the scheme's default domain or for `d`.
+  guard_ptr() : guard_ptr(Scheme::default_domain()) {}
+  explicit guard_ptr(domain_type& d) noexcept : protection_(d) {
+    static_assert(std::is_base_of_v<typename Scheme::node_base, T>,
+                  "reclaim::guard_ptr<T, Scheme>: T must derive from Scheme::node_base");
+  }
+  // Moves the protection: `other` is left empty (under hp it keeps a slot for its next acquire).
+  guard_ptr(guard_ptr&& other) noexcept
+      : protection_(std::move(other.protection_)), ptr_(std::exchange(other.ptr_, pointer{})) {}
+  guard_ptr& operator=(guard_ptr&& other) noexcept {
+    if (this != &other) {
+      protection_ = std::move(other.protection_);
+      ptr_ = std::exchange(other.ptr_, pointer{});
+    }
+    return *this;
+  }
+  guard_ptr(const guard_ptr&) = delete;
+  guard_ptr& operator=(const guard_ptr&) = delete;
+  ~guard_ptr() = default;  // the protection lets go
+
+  // Takes a protected snapshot of src (under hp: publishes it, then re-reads src until it is
+  // stable, so it may loop while src keeps changing). What this held before is released. `order`
+  // is the loads'; acquire or stronger to read the node.
+  void acquire(const source& src, std::memory_order order = std::memory_order_seq_cst) {
+    ptr_ = protection_.protect(src.value_, order);
+  }
+  // Takes src's node if src holds `expected` and returns true; otherwise becomes empty and returns
+  // false. It never loops: for lock-free algorithms that already know what they expect to find.
+  bool acquire_if_equal(const source& src, pointer expected,
+                        std::memory_order order = std::memory_order_seq_cst) {
+    if (protection_.try_protect(expected, src.value_, order)) {
+      ptr_ = expected;
+      return true;
+    }
+    ptr_ = pointer{};
+    return false;
+  }
+
+  // Empty: the node may be freed from now on (under hp at the next scan that misses it; under a
+  // region scheme once the thread's operation ends and the epoch moves on).
+  void reset() noexcept {
+    protection_.reset_protection();
+    ptr_ = pointer{};
+  }
+
+  // Retires the node this holds (unlinked by this thread, once) and resets: it is freed when no
+  // protection covers it any more. The retire runs as an operation of the scheme (a guard, nested
+  // in the one this guard_ptr holds under region schemes).
+  void reclaim() {
+    retire_then_reset([](auto& g, T* node) { g.retire(node); });
+  }
+  // The same with a deleter `void(T*)`, as guard.retire<Deleter>(node).
+  template <auto Deleter>
+  void reclaim() {
+    retire_then_reset([](auto& g, T* node) { g.template retire<Deleter>(node); });
+  }
+
+  T* get() const noexcept { return ptr_.get(); }
+  T* operator->() const noexcept {
+    assert(ptr_ && "reclaim: guard_ptr dereferenced while empty");
+    return ptr_.get();
+  }
+  T& operator*() const noexcept { return *operator->(); }
+  std::uintptr_t mark() const noexcept { return ptr_.mark(); }
+  // The protected snapshot, mark included: to compare with a load or pass to a CAS.
+  operator pointer() const noexcept { return ptr_; }  // NOLINT: implicit by design
+  explicit operator bool() const noexcept { return static_cast<bool>(ptr_); }
+
+ private:
+  template <class Retire>
+  void retire_then_reset(Retire retire) {
+    assert(ptr_ && "reclaim: guard_ptr::reclaim() on an empty guard_ptr");
+    {
+      typename Scheme::guard g(protection_.owner_domain());
+      retire(g, ptr_.get());
+    }
+    reset();
+  }
+
+  protection protection_;
+  pointer ptr_;
+};
+
+// Enters the thread into an operation for its scope (where the scheme has operations to enter), so
+// that the guard_ptrs inside it are cheap; guard_ptrs may outlive it.
+template <class Scheme>
+class region_guard {
+  using protection = typename detail::protection_of<Scheme>::type;
+  using hold = std::conditional_t<protection::holds_region, protection, detail::no_region>;
+
+ public:
+  explicit region_guard(typename Scheme::domain& d = Scheme::default_domain()) : hold_(d) {
+    hold_.enter();
+  }
+  region_guard(const region_guard&) = delete;
+  region_guard& operator=(const region_guard&) = delete;
+
+ private:
+  [[no_unique_address]] hold hold_;
+};
+
+}  // namespace reclaim
