@@ -2,7 +2,7 @@
 // the bytes a key takes in it: its nodes with the schemes' 16-byte retire hook (node_base), without
 // the allocator's own overhead, so a floor (glibc takes 48 bytes for a 32 or 40-byte node). The
 // lab's memory estimate (options.cpp) multiplies it by the prefilled keys.
-// Each is the container's int64 set form (the lab validates by key sums), whose nodes hold no value.
+// Each is the container's int64 set form (the lab validates by key sums): nodes hold no value.
 // Adding a container to the lab is one struct here and its entry in `containers`.
 #pragma once
 #include <cstddef>

@@ -22,8 +22,8 @@
 //
 // Keys and values. `dgt_bst<Key, Scheme, Compare>` is a set, `dgt_bst_map<Key, Value, Scheme,
 // Compare>` a map (detail/container_api.hpp). Routers hold a copy of a key, made in the write phase
-// of the insert that creates them; only leaves hold values. A map's visit() calls f in a write phase
-// that reserves the leaf.
+// of the insert that creates them; only leaves hold values. A map's visit() calls f in a write
+// phase that reserves the leaf.
 //
 // Phases (NBR). Each search is a read phase from the root; the write phase reserves the nodes it
 // touches: parent and leaf for insert, grandparent, parent and leaf for erase. The sibling is only

@@ -1,14 +1,14 @@
 // hm_hashmap: Michael's lock-free hash table (Michael, SPAA 2002): a fixed array of buckets, each
 // a Harris-Michael list (detail/hm_bucket.hpp, the algorithm hm_list runs on its one head).
 //
-// What it is. `hm_hashmap<Key, Value, Scheme, Hash, Compare>` maps keys to values fixed at insertion;
-// `hm_hashset<Key, Scheme, Hash, Compare>` is its set form (detail/container_api.hpp). A key's
+// What it is. `hm_hashmap<Key, Value, Scheme, Hash, Compare>` maps keys to values fixed at
+// insertion; `hm_hashset<Key, Scheme, Hash, Compare>` is its set form (container_api.hpp). A key's
 // bucket is a multiplicative (Fibonacci) hash of Hash's value: the top bits of hash(key) x
 // 2^64/phi, which spreads consecutive integers (std::hash of an integer is the integer) over all
-// buckets; each bucket keeps its keys sorted by Compare. The bucket count
-// is a power of two fixed at construction (the paper's table does not resize either); the default,
-// 2^14, keeps the lab's 20K-key range near a load factor of one, so an operation visits about one
-// node. A one-bucket table is an hm_list.
+// buckets; each bucket keeps its keys sorted by Compare. The bucket count is a power of two fixed
+// at construction (the paper's table does not resize either); the default, 2^14, keeps the lab's
+// 20K-key range near a load factor of one, so an operation visits about one node. A one-bucket
+// table is an hm_list.
 //
 // Reclamation. Exactly hm_list's: every read is validated by re-reading the predecessor's link, so
 // hazard pointers need three slots, and searches resume from the predecessor after helping, so NBR
