@@ -9,7 +9,8 @@
 //
 // The container (Derived) provides, privately (friend container_api):
 //   emplace(key, value...)   inserts if absent; the node is created in the write phase
-//   for_each_element(f)      quiescent: f(const element&) for every element, in order
+//   for_each_element(f)      quiescent: f(const element&) for every element (in key order, except
+//                            the hash map's: bucket by bucket)
 // and, publicly, contains(key), erase(key) and, for a map, visit(key, f). This base derives the
 // rest: insert() for both forms, find() (a copy, made inside visit), and the quiescent validation
 // helpers size(), for_each() and, for integral keys, key_sum().
@@ -84,7 +85,7 @@ class container_api {
   }
 
   // Quiescent traversals for validation: call only while no operation runs.
-  // f(key) for a set, f(key, value) for a map, for every element in order.
+  // f(key) for a set, f(key, value) for a map, for every element, in for_each_element's order.
   template <class F>
   void for_each(F f) const {
     self().for_each_element([&f](const element<Key, Value>& e) {
