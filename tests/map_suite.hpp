@@ -116,7 +116,9 @@ TYPED_TEST_P(string_map, behaves_like_std_map_sequentially) {
       case 2: {
         const std::optional<std::string> found = map.find(key);
         ASSERT_EQ(found.has_value(), it != model.end()) << key << " at step " << step;
-        if (found) ASSERT_EQ(*found, it->second);
+        if (found) {
+          ASSERT_EQ(*found, it->second);
+        }
         break;
       }
       case 3: {
