@@ -3,6 +3,8 @@
 // the schemes' 16-byte retire hook (node_base), without the allocator's own overhead, so a floor
 // (glibc takes 48 bytes for a 32 or 40-byte node). The lab's memory estimate (options.cpp)
 // multiplies it by the prefilled keys (a stack's or a queue's prefilled values).
+// The sets are the containers' int64 set forms (the lab validates by key sums): nodes hold no
+// value.
 // Adding a container to the lab is one struct here and its entry in `containers`.
 #pragma once
 #include <cstddef>
@@ -28,7 +30,7 @@ struct lazy_list {
   static constexpr workload kind = workload::set;
   static constexpr std::size_t bytes_per_key = 40;  // key, next, marked, lock
   template <class Scheme>
-  using type = reclaim::ds::lazy_list<Scheme>;
+  using type = reclaim::ds::lazy_list<std::int64_t, Scheme>;
 };
 
 struct hm_list {
@@ -36,7 +38,7 @@ struct hm_list {
   static constexpr workload kind = workload::set;
   static constexpr std::size_t bytes_per_key = 32;  // key, next
   template <class Scheme>
-  using type = reclaim::ds::hm_list<Scheme>;
+  using type = reclaim::ds::hm_list<std::int64_t, Scheme>;
 };
 
 struct hm_hashmap {
@@ -44,7 +46,7 @@ struct hm_hashmap {
   static constexpr workload kind = workload::set;
   static constexpr std::size_t bytes_per_key = 32;  // key, next; the bucket array is fixed
   template <class Scheme>
-  using type = reclaim::ds::hm_hashmap<Scheme>;
+  using type = reclaim::ds::hm_hashset<std::int64_t, Scheme>;  // the set form
 };
 
 struct harris_list {
@@ -52,7 +54,7 @@ struct harris_list {
   static constexpr workload kind = workload::set;
   static constexpr std::size_t bytes_per_key = 32;  // key, next
   template <class Scheme>
-  using type = reclaim::ds::harris_list<Scheme>;
+  using type = reclaim::ds::harris_list<std::int64_t, Scheme>;
 };
 
 struct hm_list_restart {
@@ -60,7 +62,7 @@ struct hm_list_restart {
   static constexpr workload kind = workload::set;
   static constexpr std::size_t bytes_per_key = 32;  // key, next
   template <class Scheme>
-  using type = reclaim::ds::hm_list_restart<Scheme>;
+  using type = reclaim::ds::hm_list_restart<std::int64_t, Scheme>;
 };
 
 struct dgt_bst {
@@ -69,7 +71,7 @@ struct dgt_bst {
   // A leaf and a router of 56 bytes each: key, is_leaf, two children, two version locks.
   static constexpr std::size_t bytes_per_key = 112;
   template <class Scheme>
-  using type = reclaim::ds::dgt_bst<Scheme>;
+  using type = reclaim::ds::dgt_bst<std::int64_t, Scheme>;
 };
 
 struct treiber_stack {

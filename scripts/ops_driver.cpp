@@ -2,6 +2,7 @@
 // under one scheme, on one thread: the workload scripts/instructions-per-op.sh counts with
 // callgrind. Usage: ops_driver CONTAINER SCHEME N, CONTAINER hm_hashmap (20K keys) or lazy_list
 // (1K keys).
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <string_view>
@@ -9,6 +10,12 @@
 #include <reclaim/reclaim.hpp>
 
 namespace {
+
+// The int64 sets the lab runs, as templates of the scheme alone.
+template <class Scheme>
+using int64_hm_hashset = reclaim::ds::hm_hashset<std::int64_t, Scheme>;
+template <class Scheme>
+using int64_lazy_list = reclaim::ds::lazy_list<std::int64_t, Scheme>;
 
 template <template <class> class Container, class Scheme>
 long run(long n, unsigned long keys) {
@@ -62,9 +69,9 @@ int main(int argc, char** argv) {
   const long n = std::atol(argv[3]);
   long hits = 0;
   if (container == "hm_hashmap")
-    hits = run_scheme<reclaim::ds::hm_hashmap>(argv[2], n, 20000);
+    hits = run_scheme<int64_hm_hashset>(argv[2], n, 20000);
   else if (container == "lazy_list")
-    hits = run_scheme<reclaim::ds::lazy_list>(argv[2], n, 1000);
+    hits = run_scheme<int64_lazy_list>(argv[2], n, 1000);
   else {
     std::fprintf(stderr, "ops_driver: unknown container '%s' (hm_hashmap, lazy_list)\n", argv[1]);
     return 2;

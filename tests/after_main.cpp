@@ -18,7 +18,7 @@ constexpr int scheme_count = 9;
 template <class S>
 struct user_after_main {
   ~user_after_main() {
-    reclaim::ds::lazy_list<S> list;
+    reclaim::ds::lazy_list<std::int64_t, S> list;
     for (std::int64_t k = 0; k < 100; ++k) {
       list.insert(k);
       list.erase(k);
@@ -40,7 +40,7 @@ user_after_main<reclaim::nbr_plus<>> nbr_plus_user;
 
 template <class S>
 void use_in_main() {
-  reclaim::ds::lazy_list<S> list;
+  reclaim::ds::lazy_list<std::int64_t, S> list;
   list.insert(1);
   list.erase(1);
 }

@@ -9,6 +9,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <limits>
 #include <set>
 #include <thread>
 #include <type_traits>
@@ -32,29 +33,12 @@ using reclaim::token_af;
 using reclaim::token_naive;
 using reclaim::token_pass_first;
 using reclaim::token_periodic;
-using reclaim::ds::dgt_bst;
-using reclaim::ds::harris_list;
-using reclaim::ds::hm_hashmap;
-using reclaim::ds::hm_list;
-using reclaim::ds::hm_list_restart;
-using reclaim::ds::lazy_list;
 
 // Nodes one successful erase retires: the key's node, and in an external tree its parent router.
 template <class C>
 constexpr std::uint64_t retired_per_erase = 1;
-template <class S>
-constexpr std::uint64_t retired_per_erase<dgt_bst<S>> = 2;
-
-template <class C>
-struct scheme_of;
-template <template <class> class DS, class S>
-struct scheme_of<DS<S>> {
-  using type = S;
-};
-template <template <class, class> class DS, class T, class S>
-struct scheme_of<DS<T, S>> {  // the pool containers: DS<value, scheme>
-  using type = S;
-};
+template <class K, class V, class S, class Compare>
+constexpr std::uint64_t retired_per_erase<reclaim::ds::basic_dgt_bst<K, V, S, Compare>> = 2;
 
 
 // Every scheme of the lifecycle torture suite: each base scheme once (nbr with small bags, so that
@@ -105,7 +89,7 @@ struct tally {
 template <class C>
 void check_reclamation_counters(typename C::domain_type& domain, std::uint64_t erases,
                                 std::uint64_t records) {
-  using S = typename scheme_of<C>::type;
+  using S = typename C::scheme_type;
   const std::uint64_t retired = erases * retired_per_erase<C>;
   auto s = domain.stats();
   EXPECT_EQ(s.retired, retired) << "each successful erase retires its node(s) exactly once";

@@ -20,8 +20,9 @@ TEST(hm_hashmap_buckets, bucket_count_is_a_power_of_two_and_every_key_lands_insi
     EXPECT_GE(n, asked);
     EXPECT_LT(n, 2 * std::max<std::size_t>(asked, 1));
     EXPECT_EQ(n & (n - 1), 0u) << n;
-    for (std::int64_t k : {hm_hashmap<hp<>>::min_key, std::int64_t{-1}, std::int64_t{0},
-                           std::int64_t{12345}, hm_hashmap<hp<>>::max_key})
+    for (std::int64_t k : {std::numeric_limits<std::int64_t>::min(), std::int64_t{-1},
+                           std::int64_t{0}, std::int64_t{12345},
+                           std::numeric_limits<std::int64_t>::max()})
       EXPECT_LT(map.bucket_of(k), n) << k;
   }
   EXPECT_EQ(hm_hashmap<hp<>>(domain).bucket_count(), hm_hashmap<hp<>>::default_buckets);
@@ -109,8 +110,8 @@ TEST(hm_hashmap_buckets, concurrent_updates_in_few_buckets_keep_contents_consist
 struct reclaim::ds::harris_list_test_peer {
   template <class List>
   static bool mark(List& list, std::int64_t key) {
-    for (auto* n = list.head_->next.load().get(); n != list.tail_; n = n->next.load().get()) {
-      if (n->key != key) continue;
+    for (auto* n = list.first(); n != &list.tail_; n = n->next.load().get()) {
+      if (List::as_node(n)->key != key) continue;
       n->next.store(typename List::link(n->next.load().get(), 1));
       return true;
     }

@@ -396,8 +396,12 @@ struct needs_everything_scheme {
 
 TEST(applicability, every_shipped_pair_is_declared_safe) {
   using namespace reclaim;
-  using ds::hm_list;
-  using ds::lazy_list;
+  // Whatever the element types: the schemes' needs do not depend on them.
+  static_assert(protects<hp<>, ds::lazy_list_map<std::string, std::string, hp<>>>);
+  static_assert(!protects<nbr<>, ds::hm_hashmap<std::string, std::string, nbr<>>>);
+  static_assert(protects<nbr<>, ds::dgt_bst_map<std::string, std::string, nbr<>>>);
+  using reclaim_test::lazy_list;
+  using reclaim_test::hm_list;
   static_assert(protects<none, lazy_list<none>>);
   static_assert(protects<debra<>, lazy_list<debra<>>>);
   static_assert(protects<hp<>, lazy_list<hp<>>>);
@@ -411,7 +415,7 @@ TEST(applicability, every_shipped_pair_is_declared_safe) {
 
 TEST(applicability, hm_list_refuses_restartable_read_phases_with_a_reason) {
   using namespace reclaim;
-  using list = ds::hm_list<debra<>>;
+  using list = ds::hm_list<std::int64_t, debra<>>;
   EXPECT_TRUE(list::offers(needs_validated_reads).yes);
   support s = list::offers(needs_restartable_read_phases);
   EXPECT_FALSE(s.yes);
@@ -428,7 +432,7 @@ TEST(applicability, hm_list_refuses_restartable_read_phases_with_a_reason) {
 
 TEST(applicability, lazy_list_offers_every_need) {
   using namespace reclaim;
-  using list = ds::lazy_list<debra<>>;
+  using list = ds::lazy_list<std::int64_t, debra<>>;
   for (needs n : all_needs) EXPECT_TRUE(list::offers(n).yes) << to_string(n);
   static_assert(protects<needs_restart_scheme, list>);
   static_assert(protects<needs_everything_scheme, list>);

@@ -23,7 +23,7 @@ namespace {
 
 using namespace reclaim_test;
 template <class S>
-using list_of = reclaim::ds::lazy_list<S>;
+using list_of = reclaim::ds::lazy_list<std::int64_t, S>;
 
 template <class S>
 class every_scheme_lifecycle : public ::testing::Test {};

@@ -226,7 +226,7 @@ TYPED_TEST(nbr_family, a_signal_storm_leaves_the_structure_and_the_counts_consis
                                                   reclaim::detail::nbr_plus_variant>,
                                bag_threshold<8>, reclaim::reservations<2>>;
   typename S::domain domain;
-  reclaim::ds::lazy_list<S> list(domain);
+  reclaim::ds::lazy_list<std::int64_t, S> list(domain);
   constexpr int threads = 6;
   const long ops = scaled(20000);
   std::vector<std::int64_t> sums(threads, 0);
@@ -324,7 +324,7 @@ TYPED_TEST(nbr_family, an_outer_guard_is_neutralizable_after_an_operation_nested
   using S = TypeParam;
   std::atomic<long> victim_destroyed{0}, fillers{0};
   typename S::domain a, b;
-  reclaim::ds::lazy_list<S> list_on_b(b);
+  reclaim::ds::lazy_list<std::int64_t, S> list_on_b(b);
   std::atomic<tracked<S>*> shared{new tracked<S>(victim_destroyed, 42)};
   std::atomic<long> read_phases{0};
   std::atomic<bool> stop{false}, left_after_unlink{false};
@@ -384,7 +384,7 @@ TEST(nbr_scheme, the_applications_own_signal_handlers_keep_working) {
   using S = nbr<bag_threshold<16>>;
   {
     S::domain domain;
-    reclaim::ds::lazy_list<S> list(domain);
+    reclaim::ds::lazy_list<std::int64_t, S> list(domain);
     std::atomic<bool> stop{false};
     std::vector<std::thread> workers;
     for (int t = 0; t < 3; ++t)
@@ -496,8 +496,8 @@ TEST(nbr_scheme, policies_set_the_threshold_reservations_watermark_and_signal) {
                 nbr<>::needs == reclaim::needs_restartable_read_phases);
   static_assert(nbr<>::bounds_garbage && nbr_plus<>::bounds_garbage &&
                 !nbr<reclaim::amortized_free<1>>::bounds_garbage);
-  static_assert(reclaim::protects<nbr<>, reclaim::ds::lazy_list<nbr<>>>);
-  static_assert(!reclaim::protects<nbr<>, reclaim::ds::hm_list<nbr<>>>);
+  static_assert(reclaim::protects<nbr<>, reclaim::ds::lazy_list<std::int64_t, nbr<>>>);
+  static_assert(!reclaim::protects<nbr<>, reclaim::ds::hm_list<std::int64_t, nbr<>>>);
   static_assert(reclaim::restart_safe<int*, std::pair<int*, long>> &&
                 !reclaim::restart_safe<int*, std::string>);
   EXPECT_EQ(nbr<>::name, "nbr");

@@ -162,7 +162,7 @@ void run_pool_stress(unsigned threads, std::uint64_t initial) {
   using values = typename pool_traits<C>::template with_value<std::unique_ptr<std::uint64_t>>;
   typename values::domain_type domain;
   values pool(domain);
-  empty_operation<typename scheme_of<values>::type>(domain);  // main's record, as the check expects
+  empty_operation<typename values::scheme_type>(domain);  // main's record, as the check expects
   std::vector<std::uint64_t> pushed(threads + 1, 0);  // per producer: its values are 0..n-1
   for (; pushed[threads] < initial; ++pushed[threads])
     pool.push(std::make_unique<std::uint64_t>(encode(threads, pushed[threads])));
@@ -236,7 +236,7 @@ TYPED_TEST_P(pool, concurrent_pushes_and_pops_hand_each_value_out_once_4_threads
 
 TYPED_TEST_P(pool, popped_nodes_are_freed) {
   using C = TypeParam;
-  using S = typename scheme_of<C>::type;
+  using S = typename C::scheme_type;
   typename C::domain_type domain;
   {
     C c(domain);

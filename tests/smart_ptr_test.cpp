@@ -252,7 +252,7 @@ TYPED_TEST(smart_ptr_frees, nests_with_container_operations) {
   using S = TypeParam;
   std::atomic<long> destroyed{0}, inner_destroyed{0}, fillers{0};
   typename S::domain domain;
-  reclaim::ds::hm_list<S> set(domain);
+  reclaim::ds::hm_list<std::int64_t, S> set(domain);
   link<S> head(new node<S>(destroyed, 5));
   link<S> inner_src(new node<S>(inner_destroyed, 6));
   guard<S> g(domain);

@@ -57,6 +57,22 @@ using reclaiming_schemes = ::testing::Types<
     reclaim::nbr<reclaim::bag_threshold<64>>, reclaim::nbr_plus<reclaim::bag_threshold<64>>,
     reclaim::nbr<reclaim::bag_threshold<64>, reclaim::amortized_free<1>>>;
 
+// The containers as the lab runs them, int64 sets, as templates of the scheme alone (what the
+// typed suites take as template template arguments). The suite calls the hash set hm_hashmap, as
+// the lab does.
+template <class S>
+using lazy_list = reclaim::ds::lazy_list<std::int64_t, S>;
+template <class S>
+using hm_list = reclaim::ds::hm_list<std::int64_t, S>;
+template <class S>
+using hm_list_restart = reclaim::ds::hm_list_restart<std::int64_t, S>;
+template <class S>
+using hm_hashmap = reclaim::ds::hm_hashset<std::int64_t, S>;
+template <class S>
+using harris_list = reclaim::ds::harris_list<std::int64_t, S>;
+template <class S>
+using dgt_bst = reclaim::ds::dgt_bst<std::int64_t, S>;
+
 inline constexpr bool sanitized = RECLAIM_TEST_SANITIZED != 0;
 inline constexpr bool tsan = RECLAIM_TEST_TSAN != 0;
 

@@ -11,8 +11,19 @@
 // outdated version fails, and the operation searches again from the root. The removed parent keeps
 // both edges locked forever, so every operation that found it on its path fails its lock and
 // restarts. The removed leaf and its parent are retired by the eraser.
-// Two sentinel leaves (keys max-1 and max) under a sentinel root keep every real leaf at depth two
-// or more, so an erase always has a grandparent.
+// Sentinels without keys keep every real leaf at depth two or more, so that an erase always has a
+// grandparent: a sentinel root, which sends every search left (it has no right child), and a
+// sentinel leaf that sorts before every key. The sentinel leaf is the tree's leftmost leaf forever
+// (nothing sorts before it, and it is never erased), so a router is only ever made over two real
+// leaves or over the sentinel leaf and a real key, and always takes a real key: the search loop
+// compares keys only, and the sentinel leaf is told apart by identity once per operation.
+// (ASCYLIB's tree puts two leaves with the largest keys on the right instead, which a key type
+// without a greatest value, such as std::string, cannot have.)
+//
+// Keys and values. `dgt_bst<Key, Scheme, Compare>` is a set, `dgt_bst_map<Key, Value, Scheme,
+// Compare>` a map (detail/container_api.hpp). Routers hold a copy of a key, made in the write phase
+// of the insert that creates them; only leaves hold values. A map's visit() calls f in a write
+// phase that reserves the leaf.
 //
 // Phases (NBR). Each search is a read phase from the root; the write phase reserves the nodes it
 // touches: parent and leaf for insert, grandparent, parent and leaf for erase. The sibling is only
@@ -32,25 +43,29 @@
 #include <algorithm>
 #include <atomic>
 #include <cassert>
-#include <cstdint>
-#include <limits>
+#include <functional>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "../concepts.hpp"
+#include "detail/container_api.hpp"
 #include "detail/version_lock.hpp"
 
 namespace reclaim::ds {
 
-template <scheme Scheme>
-class dgt_bst {
+template <class Key, class Value, scheme Scheme, class Compare = std::less<Key>>
+class basic_dgt_bst
+    : public detail::container_api<basic_dgt_bst<Key, Value, Scheme, Compare>, Key, Value> {
+  using api = detail::container_api<basic_dgt_bst, Key, Value>;
+  friend api;
+
  public:
-  static constexpr std::string_view name = "dgt_bst";
-  using key_type = std::int64_t;
+  static constexpr std::string_view name = api::is_map ? "dgt_bst_map" : "dgt_bst";
+  using scheme_type = Scheme;
   using domain_type = typename Scheme::domain;
   using guard_type = typename Scheme::guard;
-  static constexpr key_type min_key = std::numeric_limits<key_type>::min();
-  static constexpr key_type max_key = std::numeric_limits<key_type>::max() - 2;  // below the sentinels
+  using key_compare = Compare;
   static constexpr unsigned slots_used = 0;  // no validating scheme can protect it (offers())
 
   static constexpr support offers(needs n) {
@@ -64,55 +79,54 @@ class dgt_bst {
     }
   }
 
-  explicit dgt_bst(domain_type& domain = Scheme::default_domain()) : domain_(domain) {
-    static_assert(protects<Scheme, dgt_bst>);
-    root_ = new node(infinity2, new node(infinity1), new node(infinity2));
+  explicit basic_dgt_bst(domain_type& domain = Scheme::default_domain(),
+                         const Compare& comp = Compare())
+      : domain_(domain), comp_(comp) {
+    static_assert(protects<Scheme, basic_dgt_bst>);
   }
-  ~dgt_bst() {
-    std::vector<node*> todo{root_};
+  ~basic_dgt_bst() {
+    std::vector<node*> todo{root_.child[left].load(std::memory_order_relaxed)};
     while (!todo.empty()) {
       node* n = todo.back();
       todo.pop_back();
-      if (!n->is_leaf)
+      if (n == &sentinel_) continue;
+      if (n->is_leaf) {
+        delete as_leaf(n);
+      } else {
         for (auto& c : n->child) todo.push_back(c.load(std::memory_order_relaxed));
-      delete n;
+        delete as_router(n);
+      }
     }
   }
-  dgt_bst(const dgt_bst&) = delete;
-  dgt_bst& operator=(const dgt_bst&) = delete;
+  basic_dgt_bst(const basic_dgt_bst&) = delete;
+  basic_dgt_bst& operator=(const basic_dgt_bst&) = delete;
 
-  bool contains(key_type key) {
+  bool contains(const Key& key) {
     guard_type g(domain_);
     RECLAIM_READ_PHASE(g);
-    return search(g, key).leaf->key == key;
+    return holds(search(g, key).leaf, key);
   }
 
-  bool insert(key_type key) {
+  // Map: calls f(const Value&) with the key's value, if present, while the leaf is protected; the
+  // reference must not escape f. Returns whether the key was present.
+  template <class F>
+    requires api::is_map
+  bool visit(const Key& key, F&& f) {
+    guard_type g(domain_);
+    RECLAIM_READ_PHASE(g);
+    node* found = search(g, key).leaf;
+    if (!holds(found, key)) return false;
+    g.write_phase(found);  // f may copy or allocate, which a read phase must not
+    f(std::as_const(as_leaf(found)->value));
+    return true;
+  }
+
+  bool erase(const Key& key) {
     guard_type g(domain_);
     for (;;) {
       RECLAIM_READ_PHASE(g);
       path p = search(g, key);
-      if (p.leaf->key == key) return false;
-      g.write_phase(p.parent, p.leaf);
-      detail::version_lock& edge = p.parent->lock[p.parent_dir];
-      if (!edge.try_lock_at(p.parent_version)) continue;
-      // The edge still leads to p.leaf: replace the leaf with a router over it and the new leaf.
-      node* fresh = g.template create<node>(key);
-      node* router = key < p.leaf->key ? g.template create<node>(p.leaf->key, fresh, p.leaf)
-                                       : g.template create<node>(key, p.leaf, fresh);
-      // release: publishes both new nodes; pairs with the acquire loads in search().
-      p.parent->child[p.parent_dir].store(router, std::memory_order_release);
-      edge.unlock();
-      return true;
-    }
-  }
-
-  bool erase(key_type key) {
-    guard_type g(domain_);
-    for (;;) {
-      RECLAIM_READ_PHASE(g);
-      path p = search(g, key);
-      if (p.leaf->key != key) return false;
+      if (!holds(p.leaf, key)) return false;
       assert(p.grandparent);  // a real key's leaf lies at depth two or more
       g.write_phase(p.grandparent, p.parent, p.leaf);
       detail::version_lock& up = p.grandparent->lock[p.grandparent_dir];
@@ -136,64 +150,63 @@ class dgt_bst {
       p.grandparent->child[p.grandparent_dir].store(sibling, std::memory_order_release);
       up.unlock();
       // The parent's two edges stay locked: whoever still holds it on a path fails and restarts.
-      g.retire(p.leaf);
-      g.retire(p.parent);
+      // Retired as what they are, so that their deleters destroy their keys and values.
+      g.retire(as_leaf(p.leaf));
+      g.retire(as_router(p.parent));
       return true;
     }
   }
 
-  // Quiescent traversals for validation: call only while no operation runs.
-  std::size_t size() const {
-    std::size_t n = 0;
-    for_each_key([&](key_type) { ++n; });
-    return n;
-  }
-  std::int64_t key_sum() const {
-    std::int64_t s = 0;
-    for_each_key([&](key_type k) { s += k; });
-    return s;
-  }
-  // Every router has two children and no held lock; every key lies on the side its routers send
-  // it to (left of a router: below its key; right: at or above it).
+  // Quiescent (size(), for_each() and key_sum() come from container_api): every router has two
+  // children and no held lock; every key lies on the side its routers send it to (left of a
+  // router: below its key; right: at or above it), and the sentinel leaf is the leftmost leaf.
   bool well_formed() const {
     struct frame {
       const node* n;
-      key_type low;   // keys here are >= low
-      key_type high;  // ... and < high, unless unbounded
-      bool unbounded;
+      const Key* low;   // keys here are >= *low (nullptr: unbounded)
+      const Key* high;  // ... and < *high (nullptr: unbounded)
     };
-    std::vector<frame> todo{{root_, min_key, 0, true}};
+    const node* top = root_.child[left].load(std::memory_order_acquire);
+    if (!top || root_.child[right].load(std::memory_order_acquire)) return false;
+    std::vector<frame> todo{{top, nullptr, nullptr}};
     while (!todo.empty()) {
       frame f = todo.back();
       todo.pop_back();
-      if (f.n->key < f.low || (!f.unbounded && f.n->key >= f.high)) return false;
+      if (f.n == &sentinel_) {
+        if (f.low) return false;  // something sorts before the sentinel leaf
+        continue;
+      }
+      const Key& key = f.n->is_leaf ? as_leaf(f.n)->key : as_router(f.n)->key;
+      if ((f.low && comp_(key, *f.low)) || (f.high && !comp_(key, *f.high))) return false;
       if (f.n->is_leaf) continue;
       node* l = f.n->child[left].load(std::memory_order_acquire);
       node* r = f.n->child[right].load(std::memory_order_acquire);
       if (!l || !r) return false;
       for (const auto& lock : f.n->lock)
         if (!detail::version_lock::is_free(lock.read())) return false;
-      todo.push_back({l, f.low, f.n->key, false});
-      todo.push_back({r, f.n->key, f.high, f.unbounded});
+      todo.push_back({l, f.low, &key});
+      todo.push_back({r, &key, f.high});
     }
     return true;
   }
 
   // The tree's shape, for tests and curious users (quiescent).
   struct tree_shape {
-    std::size_t keys = 0;     // leaves that hold a key (the two sentinel leaves not counted)
+    std::size_t keys = 0;     // leaves that hold a key (the sentinel leaf not counted)
     std::size_t routers = 0;  // internal nodes, the sentinel root included
     std::size_t height = 0;   // edges on the longest path from the root to a leaf
   };
   tree_shape shape() const {
     tree_shape s;
-    std::vector<std::pair<const node*, std::size_t>> todo{{root_, 0}};
+    s.routers = 1;  // the root
+    std::vector<std::pair<const node*, std::size_t>> todo{
+        {root_.child[left].load(std::memory_order_acquire), 1}};
     while (!todo.empty()) {
       auto [n, depth] = todo.back();
       todo.pop_back();
       s.height = std::max(s.height, depth);
       if (n->is_leaf) {
-        s.keys += n->key < infinity1;
+        s.keys += n != &sentinel_;
         continue;
       }
       ++s.routers;
@@ -203,18 +216,59 @@ class dgt_bst {
   }
 
  private:
-  static constexpr key_type infinity1 = std::numeric_limits<key_type>::max() - 1;
-  static constexpr key_type infinity2 = std::numeric_limits<key_type>::max();
   static constexpr unsigned left = 0, right = 1;
 
+  // What every node has: the root and the sentinel leaf are only this. Leaves keep the (unused)
+  // edges too, as in ASCYLIB, so that a set's leaf and router have one size.
   struct node : Scheme::node_base {
-    explicit node(key_type k) : key(k), is_leaf(true) {}
-    node(key_type k, node* l, node* r) : key(k), is_leaf(false), child{l, r} {}
-    const key_type key;
+    explicit node(bool leaf, node* l = nullptr, node* r = nullptr) : is_leaf(leaf), child{l, r} {}
     const bool is_leaf;
     std::atomic<node*> child[2] = {};  // routers only
     detail::version_lock lock[2];      // lock[d] guards child[d]
   };
+  struct router : node, detail::element<Key, void> {
+    template <class K>
+    router(K&& k, node* l, node* r)
+        : node(false, l, r), detail::element<Key, void>(std::forward<K>(k)) {}
+  };
+  struct leaf : node, detail::element<Key, Value> {
+    template <class... KV>
+    explicit leaf(KV&&... kv) : node(true), detail::element<Key, Value>(std::forward<KV>(kv)...) {}
+  };
+  static router* as_router(node* n) noexcept { return static_cast<router*>(n); }
+  static const router* as_router(const node* n) noexcept { return static_cast<const router*>(n); }
+  static leaf* as_leaf(node* n) noexcept { return static_cast<leaf*>(n); }
+  static const leaf* as_leaf(const node* n) noexcept { return static_cast<const leaf*>(n); }
+
+  // Whether the leaf a search for key ended at holds key.
+  bool holds(const node* l, const Key& key) const {
+    return l != &sentinel_ && !comp_(key, as_leaf(l)->key) && !comp_(as_leaf(l)->key, key);
+  }
+
+  template <class K, class... V>
+  bool emplace(K&& key, V&&... value) {
+    guard_type g(domain_);
+    for (;;) {
+      RECLAIM_READ_PHASE(g);
+      path p = search(g, key);
+      if (holds(p.leaf, key)) return false;
+      g.write_phase(p.parent, p.leaf);
+      detail::version_lock& edge = p.parent->lock[p.parent_dir];
+      if (!edge.try_lock_at(p.parent_version)) continue;
+      // The edge still leads to p.leaf: replace the leaf with a router over it and the new leaf,
+      // keyed by the larger of the two keys (the new one beside the sentinel leaf). The keys are
+      // copied here, in the write phase, once: we return next.
+      leaf* fresh = g.template create<leaf>(std::forward<K>(key), std::forward<V>(value)...);
+      const bool fresh_first = p.leaf != &sentinel_ && comp_(fresh->key, as_leaf(p.leaf)->key);
+      node* new_router = fresh_first
+                             ? g.template create<router>(as_leaf(p.leaf)->key, fresh, p.leaf)
+                             : g.template create<router>(fresh->key, p.leaf, fresh);
+      // release: publishes both new nodes; pairs with the acquire loads in search().
+      p.parent->child[p.parent_dir].store(new_router, std::memory_order_release);
+      edge.unlock();
+      return true;
+    }
+  }
 
   // Where a search ended, with what erase and insert need to lock; plain values only (trivially
   // destructible, as the read phase requires).
@@ -229,41 +283,56 @@ class dgt_bst {
   };
   static_assert(restart_safe<path>);
 
-  // The read phase of every operation: from the root down to a leaf, without locks.
-  path search(guard_type& g, key_type key) const {
+  // The read phase of every operation: from the root down to a leaf, without locks. Keys are
+  // compared by reference: a read phase copies nothing.
+  path search(guard_type& g, detail::search_key<Key> key) {
     path p;
-    node* curr = root_;
-    do {
+    node* curr = &root_;
+    unsigned dir = left;  // the root sends every key left
+    for (;;) {
       p.grandparent = p.parent;
       p.grandparent_version = p.parent_version;
       p.grandparent_dir = p.parent_dir;
       p.parent = curr;
-      p.parent_dir = key < curr->key ? left : right;
+      p.parent_dir = dir;
       // The version before the child: a lock at this version later proves the child unchanged.
-      p.parent_version = curr->lock[p.parent_dir].read();
+      p.parent_version = curr->lock[dir].read();
       // acquire: pairs with the release store that linked the child (insert or erase).
-      curr = g.protect(curr->child[p.parent_dir], 0);
-    } while (!curr->is_leaf);
+      curr = g.protect(curr->child[dir], 0);
+      if (curr->is_leaf) break;
+      dir = comp_(key, as_router(curr)->key) ? left : right;
+    }
     p.leaf = curr;
     return p;
   }
 
+  // In key order: the left subtree before the right one.
   template <class F>
-  void for_each_key(F f) const {
-    std::vector<const node*> todo{root_};
+  void for_each_element(F f) const {
+    std::vector<const node*> todo{root_.child[left].load(std::memory_order_acquire)};
     while (!todo.empty()) {
       const node* n = todo.back();
       todo.pop_back();
       if (n->is_leaf) {
-        if (n->key < infinity1) f(n->key);
+        if (n != &sentinel_) f(*as_leaf(n));
       } else {
-        for (const auto& c : n->child) todo.push_back(c.load(std::memory_order_acquire));
+        todo.push_back(n->child[right].load(std::memory_order_acquire));
+        todo.push_back(n->child[left].load(std::memory_order_acquire));
       }
     }
   }
 
   domain_type& domain_;
-  node* root_;
+  [[no_unique_address]] Compare comp_;
+  node sentinel_{true};
+  node root_{false, &sentinel_};
 };
+
+// A set of keys ordered by Compare.
+template <class Key, scheme Scheme, class Compare = std::less<Key>>
+using dgt_bst = basic_dgt_bst<Key, void, Scheme, Compare>;
+// A map from keys ordered by Compare to values fixed at insertion.
+template <class Key, class Value, scheme Scheme, class Compare = std::less<Key>>
+using dgt_bst_map = basic_dgt_bst<Key, Value, Scheme, Compare>;
 
 }  // namespace reclaim::ds

@@ -23,34 +23,42 @@
 // paper's Table 1 says "yes" for HP on HL01 because Michael's variant (hm_list) fixes exactly this
 // by unlinking marked nodes one at a time; this container keeps Harris's search.
 //
+// Keys and values. `harris_list<Key, Scheme, Compare>` is a set, `harris_list_map<Key, Value,
+// Scheme, Compare>` a map (detail/container_api.hpp). The sentinels hold no key: head and tail are
+// link-only nodes inside the list object, and the search tests for the tail by identity (as it
+// always did). A map's visit() calls f in a write phase that reserves the node it found.
+//
 // Progress: lock-free updates; contains() is a read-only search (it does not help unlink), so it is
 // wait-free apart from the restarts NBR imposes. Differences from the paper: contains() does not
 // unlink marked chains (Harris's Find does); erase's unlink CAS, when it fails, is followed by
 // searches until the node is gone, as in the paper.
 #pragma once
 #include <atomic>
-#include <cstdint>
-#include <limits>
+#include <functional>
 #include <string_view>
+#include <utility>
 
 #include "../concepts.hpp"
 #include "../core/marked_ptr.hpp"
+#include "detail/container_api.hpp"
 
 namespace reclaim::ds {
 
 // White-box access for tests (tests/container_test.cpp); the library never defines it.
 struct harris_list_test_peer;
 
-template <scheme Scheme>
-class harris_list {
+template <class Key, class Value, scheme Scheme, class Compare = std::less<Key>>
+class basic_harris_list
+    : public detail::container_api<basic_harris_list<Key, Value, Scheme, Compare>, Key, Value> {
+  using api = detail::container_api<basic_harris_list, Key, Value>;
+  friend api;
+
  public:
-  static constexpr std::string_view name = "harris_list";
-  using key_type = std::int64_t;
+  static constexpr std::string_view name = api::is_map ? "harris_list_map" : "harris_list";
+  using scheme_type = Scheme;
   using domain_type = typename Scheme::domain;
   using guard_type = typename Scheme::guard;
-  // The sentinels' keys are never compared: every int64 is a valid key.
-  static constexpr key_type min_key = std::numeric_limits<key_type>::min();
-  static constexpr key_type max_key = std::numeric_limits<key_type>::max();
+  using key_compare = Compare;
   static constexpr unsigned slots_used = 0;  // no validating scheme can protect it (offers())
 
   static constexpr support offers(needs n) {
@@ -64,58 +72,50 @@ class harris_list {
     }
   }
 
-  explicit harris_list(domain_type& domain = Scheme::default_domain()) : domain_(domain) {
-    static_assert(protects<Scheme, harris_list>);
-    tail_ = new node(std::numeric_limits<key_type>::max(), nullptr);
-    head_ = new node(std::numeric_limits<key_type>::min(), tail_);
+  explicit basic_harris_list(domain_type& domain = Scheme::default_domain(),
+                             const Compare& comp = Compare())
+      : domain_(domain), comp_(comp) {
+    static_assert(protects<Scheme, basic_harris_list>);
   }
-  ~harris_list() {
-    for (node* n = head_; n;) {
-      node* next = n->next.load(std::memory_order_relaxed).get();
-      delete n;
+  ~basic_harris_list() {
+    for (link_node* n = first(); n != &tail_;) {
+      link_node* next = n->next.load(std::memory_order_relaxed).get();
+      delete as_node(n);
       n = next;
     }
   }
-  harris_list(const harris_list&) = delete;
-  harris_list& operator=(const harris_list&) = delete;
+  basic_harris_list(const basic_harris_list&) = delete;
+  basic_harris_list& operator=(const basic_harris_list&) = delete;
 
-  bool contains(key_type key) {
+  bool contains(const Key& key) {
     guard_type g(domain_);
     RECLAIM_READ_PHASE(g);
     window w = search(g, key);
-    return w.right != tail_ && w.right->key == key;
+    return holds(w.right, key);
   }
 
-  bool insert(key_type key) {
+  // Map: calls f(const Value&) with the key's value, if present, while the node is protected; the
+  // reference must not escape f. Returns whether the key was present.
+  template <class F>
+    requires api::is_map
+  bool visit(const Key& key, F&& f) {
     guard_type g(domain_);
-    node* fresh = nullptr;  // set only in write phases, before the next restart point
-    for (;;) {
-      RECLAIM_READ_PHASE(g);
-      window w = search(g, key);
-      g.write_phase(w.left, w.left_next, w.right);
-      if (!settle(g, w)) continue;
-      if (w.right != tail_ && w.right->key == key) {
-        delete fresh;  // never published
-        return false;
-      }
-      if (!fresh) fresh = g.template create<node>(key, w.right);
-      fresh->next.store(link(w.right), std::memory_order_relaxed);
-      link expected(w.right);
-      // release: publishes the new node's fields; pairs with the acquire loads in search().
-      if (w.left->next.compare_exchange_strong(expected, link(fresh), std::memory_order_release,
-                                               std::memory_order_relaxed))
-        return true;
-    }
+    RECLAIM_READ_PHASE(g);
+    window w = search(g, key);
+    if (!holds(w.right, key)) return false;
+    g.write_phase(w.right);  // f may copy or allocate, which a read phase must not
+    f(std::as_const(as_node(w.right)->value));
+    return true;
   }
 
-  bool erase(key_type key) {
+  bool erase(const Key& key) {
     guard_type g(domain_);
     for (;;) {
       RECLAIM_READ_PHASE(g);
       window w = search(g, key);
       g.write_phase(w.left, w.left_next, w.right);
       if (!settle(g, w)) continue;
-      if (w.right == tail_ || w.right->key != key) return false;
+      if (!holds(w.right, key)) return false;
       link right_next = w.right->next.load(std::memory_order_acquire);
       if (right_next.mark()) continue;  // erased by someone else since the search: look again
       // Logical deletion, the erase's linearization point. acq_rel: orders the mark after our
@@ -130,7 +130,7 @@ class harris_list {
       if (w.left->next.compare_exchange_strong(expected, link(right_next.get()),
                                                std::memory_order_release,
                                                std::memory_order_relaxed)) {
-        g.retire(w.right);
+        g.retire(as_node(w.right));
         return true;
       }
       break;  // someone changed left's link: searches unlink (and retire) our node
@@ -145,67 +145,96 @@ class harris_list {
     }
   }
 
-  // Quiescent traversals for validation: call only while no operation runs.
-  std::size_t size() const {
-    std::size_t n = 0;
-    for_each_key([&](key_type) { ++n; });
-    return n;
-  }
-  std::int64_t key_sum() const {
-    std::int64_t s = 0;
-    for_each_key([&](key_type k) { s += k; });
-    return s;
-  }
-  // Keys strictly increasing, no marked node reachable, and the list ends at the tail.
+  // Quiescent (size(), for_each() and key_sum() come from container_api): keys strictly
+  // increasing, no marked node reachable, and the list ends at the tail.
   bool well_formed() const {
-    bool first = true;
-    key_type last = 0;
-    node* n = head_->next.load(std::memory_order_acquire).get();
-    for (; n && n != tail_;) {
+    const node* last = nullptr;
+    link_node* n = first();
+    for (; n && n != &tail_;) {
       link next = n->next.load(std::memory_order_acquire);
-      if ((!first && n->key <= last) || next.mark()) return false;
-      first = false;
-      last = n->key;
+      if ((last && !comp_(last->key, as_node(n)->key)) || next.mark()) return false;
+      last = as_node(n);
       n = next.get();
     }
-    return n == tail_ && !head_->next.load(std::memory_order_acquire).mark();
+    return n == &tail_ && !head_.next.load(std::memory_order_acquire).mark();
   }
 
  private:
   friend struct harris_list_test_peer;
 
-  struct node;
-  using link = marked_ptr<node>;
-  struct node : Scheme::node_base {
-    node(key_type k, node* n) : key(k), next(link(n)) {}
-    const key_type key;
+  struct link_node;
+  using link = marked_ptr<link_node>;
+  // What every node has, the sentinels included.
+  struct link_node : Scheme::node_base {
+    explicit link_node(link_node* n) : next(link(n)) {}
     std::atomic<link> next;  // marked: this node is logically deleted, and the link is frozen
   };
+  struct node : link_node, detail::element<Key, Value> {
+    template <class... KV>
+    explicit node(link_node* n, KV&&... kv)
+        : link_node(n), detail::element<Key, Value>(std::forward<KV>(kv)...) {}
+  };
+
+  static node* as_node(link_node* n) noexcept { return static_cast<node*>(n); }
+  static const node* as_node(const link_node* n) noexcept { return static_cast<const node*>(n); }
+  // Whether right, where a search for key stopped, holds key.
+  bool holds(const link_node* right, const Key& key) const {
+    return right != &tail_ && !comp_(key, as_node(right)->key);
+  }
+  link_node* first() const { return head_.next.load(std::memory_order_acquire).get(); }
+
+  template <class K, class... V>
+  bool emplace(K&& key, V&&... value) {
+    guard_type g(domain_);
+    node* fresh = nullptr;  // set only in write phases, before the next restart point
+    for (;;) {
+      RECLAIM_READ_PHASE(g);
+      // Once fresh exists it holds the key (perhaps moved from the caller's): search for it.
+      const Key& wanted = fresh ? fresh->key : static_cast<const Key&>(key);
+      window w = search(g, wanted);
+      g.write_phase(w.left, w.left_next, w.right);
+      if (!settle(g, w)) continue;
+      if (holds(w.right, wanted)) {
+        delete fresh;  // never published
+        return false;
+      }
+      if (!fresh)
+        fresh = g.template create<node>(w.right, std::forward<K>(key), std::forward<V>(value)...);
+      fresh->next.store(link(w.right), std::memory_order_relaxed);
+      link expected(w.right);
+      // release: publishes the new node's fields; pairs with the acquire loads in search().
+      if (w.left->next.compare_exchange_strong(expected, link(fresh), std::memory_order_release,
+                                               std::memory_order_relaxed))
+        return true;
+    }
+  }
 
   // What a search saw; every field is a plain pointer (trivially destructible, as the read phase
   // requires).
   struct window {
-    node* left;       // the last unmarked node before the key (the head at least)
-    node* left_next;  // left's link when it was read: right, or the first node of a marked chain
-    node* right;      // the first unmarked node with a key >= the key searched, or the tail
+    link_node* left;       // the last unmarked node before the key (the head at least)
+    link_node* left_next;  // left's link when it was read: right, or the first node of a marked
+                           // chain
+    link_node* right;      // the first unmarked node with a key >= the key searched, or the tail
   };
   static_assert(restart_safe<window>);
 
   // Harris's search, read-only: the read phase of every operation.
-  window search(guard_type& g, key_type key) const {
-    window w{head_, nullptr, nullptr};
-    node* t = head_;
-    link t_next = g.protect(head_->next, 0);
+  // Keys are compared by reference: a read phase copies nothing.
+  window search(guard_type& g, detail::search_key<Key> key) {
+    window w{&head_, nullptr, nullptr};
+    link_node* t = &head_;
+    link t_next = g.protect(head_.next, 0);
     do {
       if (!t_next.mark()) {
         w.left = t;
         w.left_next = t_next.get();
       }
       t = t_next.get();
-      if (t == tail_) break;
+      if (t == &tail_) break;
       // acquire: pairs with the release CAS that linked t's successor (insert, or an unlink).
       t_next = g.protect(t->next, 0);
-    } while (t_next.mark() || t->key < key);
+    } while (t_next.mark() || comp_(as_node(t)->key, key));
     w.right = t;
     return w;
   }
@@ -222,25 +251,32 @@ class harris_list {
                                                 std::memory_order_relaxed))
         return false;
       // Read each successor before retiring its node: a retire may free what it is given.
-      for (node* n = w.left_next; n != w.right;) {
-        node* next = n->next.load(std::memory_order_relaxed).get();  // frozen by its mark
-        g.retire(n);
+      for (link_node* n = w.left_next; n != w.right;) {
+        link_node* next = n->next.load(std::memory_order_relaxed).get();  // frozen by its mark
+        g.retire(as_node(n));
         n = next;
       }
     }
-    return w.right == tail_ || !w.right->next.load(std::memory_order_acquire).mark();
+    return w.right == &tail_ || !w.right->next.load(std::memory_order_acquire).mark();
   }
 
   template <class F>
-  void for_each_key(F f) const {
-    for (node* n = head_->next.load(std::memory_order_acquire).get(); n != tail_;
-         n = n->next.load(std::memory_order_acquire).get())
-      f(n->key);
+  void for_each_element(F f) const {
+    for (link_node* n = first(); n != &tail_; n = n->next.load(std::memory_order_acquire).get())
+      f(*as_node(n));
   }
 
   domain_type& domain_;
-  node* head_;
-  node* tail_;
+  [[no_unique_address]] Compare comp_;
+  link_node tail_{nullptr};
+  link_node head_{&tail_};
 };
+
+// A set of keys ordered by Compare.
+template <class Key, scheme Scheme, class Compare = std::less<Key>>
+using harris_list = basic_harris_list<Key, void, Scheme, Compare>;
+// A map from keys ordered by Compare to values fixed at insertion.
+template <class Key, class Value, scheme Scheme, class Compare = std::less<Key>>
+using harris_list_map = basic_harris_list<Key, Value, Scheme, Compare>;
 
 }  // namespace reclaim::ds

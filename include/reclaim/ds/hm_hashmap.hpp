@@ -1,11 +1,14 @@
 // hm_hashmap: Michael's lock-free hash table (Michael, SPAA 2002): a fixed array of buckets, each
 // a Harris-Michael list (detail/hm_bucket.hpp, the algorithm hm_list runs on its one head).
 //
-// What it is. A set of int64 keys. A key's bucket is a multiplicative (Fibonacci) hash of the key:
-// the top bits of key x 2^64/phi, which spreads consecutive keys over all buckets. The bucket count
-// is a power of two fixed at construction (the paper's table does not resize either); the default,
-// 2^14, keeps the lab's 20K-key range near a load factor of one, so an operation visits about one
-// node. A one-bucket table is an hm_list.
+// What it is. `hm_hashmap<Key, Value, Scheme, Hash, Compare>` maps keys to values fixed at
+// insertion; `hm_hashset<Key, Scheme, Hash, Compare>` is its set form (container_api.hpp). A key's
+// bucket is a multiplicative (Fibonacci) hash of Hash's value: the top bits of hash(key) x
+// 2^64/phi, which spreads consecutive integers (std::hash of an integer is the integer) over all
+// buckets; each bucket keeps its keys sorted by Compare. The bucket count is a power of two fixed
+// at construction (the paper's table does not resize either); the default, 2^14, keeps the lab's
+// 20K-key range near a load factor of one, so an operation visits about one node. A one-bucket
+// table is an hm_list.
 //
 // Reclamation. Exactly hm_list's: every read is validated by re-reading the predecessor's link, so
 // hazard pointers need three slots, and searches resume from the predecessor after helping, so NBR
@@ -18,95 +21,112 @@
 #include <bit>
 #include <cstddef>
 #include <cstdint>
-#include <limits>
+#include <functional>
 #include <memory>
 #include <string_view>
+#include <utility>
 
 #include "../concepts.hpp"
+#include "detail/container_api.hpp"
 #include "detail/hm_bucket.hpp"
 
 namespace reclaim::ds {
 
-template <scheme Scheme>
-class hm_hashmap {
-  using bucket = detail::hm_bucket<Scheme>;
+template <class Key, class Value, scheme Scheme, class Hash = std::hash<Key>,
+          class Compare = std::less<Key>>
+class basic_hm_hashmap : public detail::container_api<
+                             basic_hm_hashmap<Key, Value, Scheme, Hash, Compare>, Key, Value> {
+  using api = detail::container_api<basic_hm_hashmap, Key, Value>;
+  friend api;
+  using bucket = detail::hm_bucket<Key, Value, Scheme, Compare>;
 
  public:
-  static constexpr std::string_view name = "hm_hashmap";
-  using key_type = typename bucket::key_type;
+  static constexpr std::string_view name = api::is_map ? "hm_hashmap" : "hm_hashset";
+  using scheme_type = Scheme;
   using domain_type = typename Scheme::domain;
   using guard_type = typename Scheme::guard;
-  static constexpr key_type min_key = std::numeric_limits<key_type>::min();
-  static constexpr key_type max_key = std::numeric_limits<key_type>::max();
+  using hasher = Hash;
+  using key_compare = Compare;
   static constexpr unsigned slots_used = bucket::slots_used;
   static constexpr std::size_t default_buckets = std::size_t{1} << 14;
 
   static constexpr support offers(needs n) { return bucket::offers(n); }
 
   // `buckets` is rounded up to a power of two (at least 1).
-  explicit hm_hashmap(domain_type& domain = Scheme::default_domain(),
-                      std::size_t buckets = default_buckets)
+  explicit basic_hm_hashmap(domain_type& domain = Scheme::default_domain(),
+                            std::size_t buckets = default_buckets, const Hash& hash = Hash(),
+                            const Compare& comp = Compare())
       : domain_(domain),
+        hash_(hash),
+        comp_(comp),
         bits_(static_cast<unsigned>(std::countr_zero(std::bit_ceil(buckets ? buckets : 1)))),
         heads_(std::make_unique<typename bucket::head_type[]>(bucket_count())) {
-    static_assert(protects<Scheme, hm_hashmap>);
+    static_assert(protects<Scheme, basic_hm_hashmap>);
     if constexpr (guard_type::validates) static_assert(guard_type::slot_count >= slots_used);
   }
-  ~hm_hashmap() {
+  ~basic_hm_hashmap() {
     for (std::size_t b = 0; b < bucket_count(); ++b) bucket::destroy_all(heads_[b]);
   }
-  hm_hashmap(const hm_hashmap&) = delete;
-  hm_hashmap& operator=(const hm_hashmap&) = delete;
+  basic_hm_hashmap(const basic_hm_hashmap&) = delete;
+  basic_hm_hashmap& operator=(const basic_hm_hashmap&) = delete;
 
-  bool contains(key_type key) {
-    return bucket::contains(domain_, head_of(key), key);
+  bool contains(const Key& key) {
+    return bucket::lookup(domain_, head_of(key), comp_, key, nullptr);
   }
-  bool insert(key_type key) {
-    return bucket::insert(domain_, head_of(key), key);
-  }
-  bool erase(key_type key) {
-    return bucket::erase(domain_, head_of(key), key);
+  bool erase(const Key& key) { return bucket::erase(domain_, head_of(key), comp_, key); }
+  // Map: calls f(const Value&) with the key's value, if present, while the node is protected; the
+  // reference must not escape f. Returns whether the key was present.
+  template <class F>
+    requires api::is_map
+  bool visit(const Key& key, F&& f) {
+    return bucket::lookup(domain_, head_of(key), comp_, key, std::forward<F>(f));
   }
 
   std::size_t bucket_count() const noexcept { return std::size_t{1} << bits_; }
-  std::size_t bucket_of(key_type key) const noexcept {
-    // Fibonacci hashing: the top bits_ bits of key x 2^64/phi (none for a single bucket).
-    const std::uint64_t h = static_cast<std::uint64_t>(key) * 0x9E3779B97F4A7C15ull;
+  std::size_t bucket_of(const Key& key) const noexcept {
+    // Fibonacci hashing: the top bits_ bits of hash x 2^64/phi (none for a single bucket).
+    const std::uint64_t h = static_cast<std::uint64_t>(hash_(key)) * 0x9E3779B97F4A7C15ull;
     return bits_ == 0 ? 0 : static_cast<std::size_t>(h >> (64 - bits_));
   }
 
-  // Quiescent traversals for validation: call only while no operation runs.
-  std::size_t size() const {
-    std::size_t n = 0;
-    for_each_key([&](std::size_t, key_type) { ++n; });
-    return n;
-  }
-  std::int64_t key_sum() const {
-    std::int64_t s = 0;
-    for_each_key([&](std::size_t, key_type k) { s += k; });
-    return s;
-  }
-  // Every bucket well formed (keys strictly increasing, no marked node reachable), and every key in
-  // the bucket it hashes to.
+  // Quiescent (size(), for_each() and key_sum() come from container_api): every bucket well formed
+  // (keys strictly increasing, no marked node reachable), and every key in the bucket it hashes to.
   bool well_formed() const {
     bool ok = true;
-    for (std::size_t b = 0; b < bucket_count() && ok; ++b) ok = bucket::well_formed(heads_[b]);
-    for_each_key([&](std::size_t b, key_type k) { ok = ok && bucket_of(k) == b; });
+    for (std::size_t b = 0; b < bucket_count() && ok; ++b) {
+      ok = bucket::well_formed(heads_[b], comp_);
+      bucket::for_each_element(heads_[b], [&](const auto& e) { ok = ok && bucket_of(e.key) == b; });
+    }
     return ok;
   }
 
  private:
-  typename bucket::head_type& head_of(key_type key) noexcept { return heads_[bucket_of(key)]; }
+  typename bucket::head_type& head_of(const Key& key) noexcept { return heads_[bucket_of(key)]; }
 
+  template <class K, class... V>
+  bool emplace(K&& key, V&&... value) {
+    return bucket::emplace(domain_, head_of(key), comp_, std::forward<K>(key),
+                           std::forward<V>(value)...);
+  }
+  // Bucket by bucket, each in key order.
   template <class F>
-  void for_each_key(F f) const {
-    for (std::size_t b = 0; b < bucket_count(); ++b)
-      bucket::for_each_key(heads_[b], [&](key_type k) { f(b, k); });
+  void for_each_element(F f) const {
+    for (std::size_t b = 0; b < bucket_count(); ++b) bucket::for_each_element(heads_[b], f);
   }
 
   domain_type& domain_;
+  [[no_unique_address]] Hash hash_;
+  [[no_unique_address]] Compare comp_;
   const unsigned bits_;  // log2 of the bucket count
   std::unique_ptr<typename bucket::head_type[]> heads_;
 };
+
+// A map from keys to values fixed at insertion, hashed by Hash, each bucket ordered by Compare.
+template <class Key, class Value, scheme Scheme, class Hash = std::hash<Key>,
+          class Compare = std::less<Key>>
+using hm_hashmap = basic_hm_hashmap<Key, Value, Scheme, Hash, Compare>;
+// A set of keys, hashed by Hash, each bucket ordered by Compare.
+template <class Key, scheme Scheme, class Hash = std::hash<Key>, class Compare = std::less<Key>>
+using hm_hashset = basic_hm_hashmap<Key, void, Scheme, Hash, Compare>;
 
 }  // namespace reclaim::ds

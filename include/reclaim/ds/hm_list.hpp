@@ -11,68 +11,86 @@
 // read phases do not restart from the root: NBR cannot protect it (see hm_list_restart).
 //
 // The algorithm and its memory-ordering argument live in detail/hm_bucket.hpp, shared with
-// hm_hashmap; this is the list with one head.
+// hm_hashmap; this is the list with one head. `hm_list<Key, Scheme, Compare>` is a set,
+// `hm_list_map<Key, Value, Scheme, Compare>` a map (detail/container_api.hpp); basic_hm_list is
+// also hm_list_restart (hm_list_restart.hpp), whose searches restart from the head after helping.
 #pragma once
 #include <atomic>
-#include <cstdint>
-#include <limits>
+#include <functional>
 #include <string_view>
+#include <utility>
 
 #include "../concepts.hpp"
+#include "detail/container_api.hpp"
 #include "detail/hm_bucket.hpp"
 
 namespace reclaim::ds {
 
-template <scheme Scheme>
-class hm_list {
-  using bucket = detail::hm_bucket<Scheme>;
+template <class Key, class Value, scheme Scheme, class Compare = std::less<Key>,
+          detail::hm_search Search = detail::hm_search::resume_after_helping>
+class basic_hm_list : public detail::container_api<
+                          basic_hm_list<Key, Value, Scheme, Compare, Search>, Key, Value> {
+  using api = detail::container_api<basic_hm_list, Key, Value>;
+  friend api;
+  using bucket = detail::hm_bucket<Key, Value, Scheme, Compare, Search>;
+  static constexpr bool restarts = Search == detail::hm_search::restart_after_helping;
 
  public:
-  static constexpr std::string_view name = "hm_list";
-  using key_type = typename bucket::key_type;
+  static constexpr std::string_view name = restarts ? (api::is_map ? "hm_list_restart_map"
+                                                                   : "hm_list_restart")
+                                                    : (api::is_map ? "hm_list_map" : "hm_list");
+  using scheme_type = Scheme;
   using domain_type = typename Scheme::domain;
   using guard_type = typename Scheme::guard;
-  static constexpr key_type min_key = std::numeric_limits<key_type>::min();
-  static constexpr key_type max_key = std::numeric_limits<key_type>::max();
+  using key_compare = Compare;
   static constexpr unsigned slots_used = bucket::slots_used;
 
   static constexpr support offers(needs n) { return bucket::offers(n); }
 
-  explicit hm_list(domain_type& domain = Scheme::default_domain()) : domain_(domain) {
-    static_assert(protects<Scheme, hm_list>);
+  explicit basic_hm_list(domain_type& domain = Scheme::default_domain(),
+                         const Compare& comp = Compare())
+      : domain_(domain), comp_(comp) {
+    static_assert(protects<Scheme, basic_hm_list>);
     if constexpr (guard_type::validates) static_assert(guard_type::slot_count >= slots_used);
   }
-  ~hm_list() { bucket::destroy_all(head_); }
-  hm_list(const hm_list&) = delete;
-  hm_list& operator=(const hm_list&) = delete;
+  ~basic_hm_list() { bucket::destroy_all(head_); }
+  basic_hm_list(const basic_hm_list&) = delete;
+  basic_hm_list& operator=(const basic_hm_list&) = delete;
 
-  bool contains(key_type key) {
-    return bucket::contains(domain_, head_, key);
-  }
-  bool insert(key_type key) {
-    return bucket::insert(domain_, head_, key);
-  }
-  bool erase(key_type key) {
-    return bucket::erase(domain_, head_, key);
+  bool contains(const Key& key) { return bucket::lookup(domain_, head_, comp_, key, nullptr); }
+  bool erase(const Key& key) { return bucket::erase(domain_, head_, comp_, key); }
+  // Map: calls f(const Value&) with the key's value, if present, while the node is protected; the
+  // reference must not escape f. Returns whether the key was present.
+  template <class F>
+    requires api::is_map
+  bool visit(const Key& key, F&& f) {
+    return bucket::lookup(domain_, head_, comp_, key, std::forward<F>(f));
   }
 
-  // Quiescent traversals for validation: call only while no operation runs.
-  std::size_t size() const {
-    std::size_t n = 0;
-    bucket::for_each_key(head_, [&](key_type) { ++n; });
-    return n;
-  }
-  std::int64_t key_sum() const {
-    std::int64_t s = 0;
-    bucket::for_each_key(head_, [&](key_type k) { s += k; });
-    return s;
-  }
-  // Keys strictly increasing and no marked node reachable.
-  bool well_formed() const { return bucket::well_formed(head_); }
+  // Quiescent (size(), for_each() and key_sum() come from container_api): keys strictly increasing
+  // and no marked node reachable.
+  bool well_formed() const { return bucket::well_formed(head_, comp_); }
 
  private:
+  template <class K, class... V>
+  bool emplace(K&& key, V&&... value) {
+    return bucket::emplace(domain_, head_, comp_, std::forward<K>(key), std::forward<V>(value)...);
+  }
+  template <class F>
+  void for_each_element(F f) const {
+    bucket::for_each_element(head_, f);
+  }
+
   domain_type& domain_;
+  [[no_unique_address]] Compare comp_;
   typename bucket::head_type head_{};
 };
+
+// A set of keys ordered by Compare.
+template <class Key, scheme Scheme, class Compare = std::less<Key>>
+using hm_list = basic_hm_list<Key, void, Scheme, Compare>;
+// A map from keys ordered by Compare to values fixed at insertion.
+template <class Key, class Value, scheme Scheme, class Compare = std::less<Key>>
+using hm_list_map = basic_hm_list<Key, Value, Scheme, Compare>;
 
 }  // namespace reclaim::ds

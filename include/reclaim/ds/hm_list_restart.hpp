@@ -13,60 +13,25 @@
 // Reclamation: every scheme, hazard pointers (validated reads, three slots) and NBR (restartable
 // read phases, three reservations) included. Progress: lock-free; the extra restarts cost a
 // traversal from the head each, which the paper measures (E4).
+//
+// It is basic_hm_list (hm_list.hpp) with the restart policy: `hm_list_restart<Key, Scheme,
+// Compare>` is the set, `hm_list_restart_map<Key, Value, Scheme, Compare>` the map.
 #pragma once
-#include <cstdint>
-#include <limits>
-#include <string_view>
+#include <functional>
 
 #include "../concepts.hpp"
 #include "detail/hm_bucket.hpp"
+#include "hm_list.hpp"
 
 namespace reclaim::ds {
 
-template <scheme Scheme>
-class hm_list_restart {
-  using bucket = detail::hm_bucket<Scheme, detail::hm_search::restart_after_helping>;
-
- public:
-  static constexpr std::string_view name = "hm_list_restart";
-  using key_type = typename bucket::key_type;
-  using domain_type = typename Scheme::domain;
-  using guard_type = typename Scheme::guard;
-  static constexpr key_type min_key = std::numeric_limits<key_type>::min();
-  static constexpr key_type max_key = std::numeric_limits<key_type>::max();
-  static constexpr unsigned slots_used = bucket::slots_used;
-
-  static constexpr support offers(needs n) { return bucket::offers(n); }
-
-  explicit hm_list_restart(domain_type& domain = Scheme::default_domain()) : domain_(domain) {
-    static_assert(protects<Scheme, hm_list_restart>);
-    if constexpr (guard_type::validates) static_assert(guard_type::slot_count >= slots_used);
-  }
-  ~hm_list_restart() { bucket::destroy_all(head_); }
-  hm_list_restart(const hm_list_restart&) = delete;
-  hm_list_restart& operator=(const hm_list_restart&) = delete;
-
-  bool contains(key_type key) { return bucket::contains(domain_, head_, key); }
-  bool insert(key_type key) { return bucket::insert(domain_, head_, key); }
-  bool erase(key_type key) { return bucket::erase(domain_, head_, key); }
-
-  // Quiescent traversals for validation: call only while no operation runs.
-  std::size_t size() const {
-    std::size_t n = 0;
-    bucket::for_each_key(head_, [&](key_type) { ++n; });
-    return n;
-  }
-  std::int64_t key_sum() const {
-    std::int64_t s = 0;
-    bucket::for_each_key(head_, [&](key_type k) { s += k; });
-    return s;
-  }
-  // Keys strictly increasing and no marked node reachable.
-  bool well_formed() const { return bucket::well_formed(head_); }
-
- private:
-  domain_type& domain_;
-  typename bucket::head_type head_{};
-};
+// A set of keys ordered by Compare.
+template <class Key, scheme Scheme, class Compare = std::less<Key>>
+using hm_list_restart =
+    basic_hm_list<Key, void, Scheme, Compare, detail::hm_search::restart_after_helping>;
+// A map from keys ordered by Compare to values fixed at insertion.
+template <class Key, class Value, scheme Scheme, class Compare = std::less<Key>>
+using hm_list_restart_map =
+    basic_hm_list<Key, Value, Scheme, Compare, detail::hm_search::restart_after_helping>;
 
 }  // namespace reclaim::ds

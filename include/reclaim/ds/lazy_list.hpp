@@ -12,28 +12,43 @@
 // Epoch schemes skip that check and keep the original wait-free search.
 //
 // Phases (NBR, paper 000 section 5.2): the search is the read phase; the write phase reserves the
-// predecessor and the current node before taking their locks.
+// predecessor and the current node before taking their locks. A map's visit() (and find(), which
+// copies the value inside it) reserves the node it found before calling f.
+//
+// Keys and values. `lazy_list<Key, Scheme, Compare>` is a set, `lazy_list_map<Key, Value, Scheme,
+// Compare>` a map, one class template (Value = void for the set; detail/container_api.hpp). The
+// sentinels hold no key: head and tail are link-only nodes inside the list object, and a search
+// stops at the tail by identity. One exception keeps the int64 set's search loop as tight as it
+// was: for an integral key in a set ordered by std::less, the tail is a node holding the greatest
+// key, which no key sorts after, so the loop compares keys only; the tail is then told apart only
+// where a key is found equal, since the greatest key is a valid key too.
 #pragma once
 #include <atomic>
-#include <cstdint>
+#include <concepts>
+#include <functional>
 #include <limits>
 #include <string_view>
+#include <type_traits>
 #include <utility>
 
 #include "../concepts.hpp"
+#include "detail/container_api.hpp"
 #include "detail/spinlock.hpp"
 
 namespace reclaim::ds {
 
-template <scheme Scheme>
-class lazy_list {
+template <class Key, class Value, scheme Scheme, class Compare = std::less<Key>>
+class basic_lazy_list
+    : public detail::container_api<basic_lazy_list<Key, Value, Scheme, Compare>, Key, Value> {
+  using api = detail::container_api<basic_lazy_list, Key, Value>;
+  friend api;
+
  public:
-  static constexpr std::string_view name = "lazy_list";
-  using key_type = std::int64_t;
+  static constexpr std::string_view name = api::is_map ? "lazy_list_map" : "lazy_list";
+  using scheme_type = Scheme;
   using domain_type = typename Scheme::domain;
   using guard_type = typename Scheme::guard;
-  static constexpr key_type min_key = std::numeric_limits<key_type>::min() + 1;
-  static constexpr key_type max_key = std::numeric_limits<key_type>::max() - 1;
+  using key_compare = Compare;
   static constexpr unsigned slots_used = 2;
 
   static constexpr support offers(needs n) {
@@ -44,46 +59,44 @@ class lazy_list {
     }
   }
 
-  explicit lazy_list(domain_type& domain = Scheme::default_domain()) : domain_(domain) {
-    static_assert(protects<Scheme, lazy_list>);
+  explicit basic_lazy_list(domain_type& domain = Scheme::default_domain(),
+                           const Compare& comp = Compare())
+      : domain_(domain), comp_(comp) {
+    static_assert(protects<Scheme, basic_lazy_list>);
     if constexpr (guard_type::validates) static_assert(guard_type::slot_count >= slots_used);
-    tail_ = new node(std::numeric_limits<key_type>::max(), nullptr);
-    head_ = new node(std::numeric_limits<key_type>::min(), tail_);
   }
-  ~lazy_list() {
-    for (node* n = head_; n;) {
-      node* next = n->next.load(std::memory_order_relaxed);
-      delete n;
+  ~basic_lazy_list() {
+    for (link_node* n = head_.next.load(std::memory_order_relaxed); n != &tail_;) {
+      link_node* next = n->next.load(std::memory_order_relaxed);
+      delete as_node(n);
       n = next;
     }
   }
-  lazy_list(const lazy_list&) = delete;
-  lazy_list& operator=(const lazy_list&) = delete;
+  basic_lazy_list(const basic_lazy_list&) = delete;
+  basic_lazy_list& operator=(const basic_lazy_list&) = delete;
 
-  bool contains(key_type key) {
+  bool contains(const Key& key) {
     guard_type g(domain_);
     RECLAIM_READ_PHASE(g);
     auto [pred, curr] = search(g, key);
-    return curr->key == key && !curr->marked.load(std::memory_order_acquire);
+    return holds(curr, key) && !curr->marked.load(std::memory_order_acquire);
   }
 
-  bool insert(key_type key) {
+  // Map: calls f(const Value&) with the key's value, if present, while the node is protected; the
+  // reference must not escape f. Returns whether the key was present.
+  template <class F>
+    requires api::is_map
+  bool visit(const Key& key, F&& f) {
     guard_type g(domain_);
-    for (;;) {
-      RECLAIM_READ_PHASE(g);
-      auto [pred, curr] = search(g, key);
-      g.write_phase(pred, curr);
-      detail::ordered_lock_pair locks(pred->lock, curr->lock);
-      if (!adjacent(pred, curr)) continue;
-      if (curr->key == key) return false;
-      node* fresh = g.template create<node>(key, curr);
-      // release: publishes the new node's fields; pairs with the acquire in protect().
-      pred->next.store(fresh, std::memory_order_release);
-      return true;
-    }
+    RECLAIM_READ_PHASE(g);
+    auto [pred, curr] = search(g, key);
+    if (!holds(curr, key) || curr->marked.load(std::memory_order_acquire)) return false;
+    g.write_phase(curr);  // f may copy or allocate, which a read phase must not
+    f(std::as_const(as_node(curr)->value));
+    return true;
   }
 
-  bool erase(key_type key) {
+  bool erase(const Key& key) {
     guard_type g(domain_);
     for (;;) {
       RECLAIM_READ_PHASE(g);
@@ -92,52 +105,101 @@ class lazy_list {
       {
         detail::ordered_lock_pair locks(pred->lock, curr->lock);
         if (!adjacent(pred, curr)) continue;
-        if (curr->key != key) return false;
+        if (!holds(curr, key)) return false;
         // Mark first: a search that reaches curr from here on sees it deleted.
         curr->marked.store(true, std::memory_order_release);
         pred->next.store(curr->next.load(std::memory_order_relaxed), std::memory_order_release);
       }
-      g.retire(curr);
+      g.retire(as_node(curr));  // as a node: its deleter destroys the key and value
       return true;
     }
   }
 
-  // Quiescent traversals for validation: call only while no operation runs.
-  std::size_t size() const { return fold(std::size_t{0}, [](std::size_t n, key_type) { return n + 1; }); }
-  std::int64_t key_sum() const { return fold(std::int64_t{0}, [](std::int64_t s, key_type k) { return s + k; }); }
-  // Keys strictly increasing and no marked node reachable.
+  // Quiescent (size(), for_each() and key_sum() come from container_api): keys strictly increasing
+  // and no marked node reachable.
   bool well_formed() const {
-    key_type last = std::numeric_limits<key_type>::min();
-    for (node* n = first(); n != tail_; n = n->next.load(std::memory_order_acquire)) {
-      if (n->key <= last || n->marked.load(std::memory_order_relaxed)) return false;
-      last = n->key;
+    const node* last = nullptr;
+    for (link_node* n = first(); n != &tail_; n = n->next.load(std::memory_order_acquire)) {
+      if ((last && !comp_(last->key, as_node(n)->key)) || n->marked.load(std::memory_order_relaxed))
+        return false;
+      last = as_node(n);
     }
     return true;
   }
 
  private:
-  struct node : Scheme::node_base {
-    node(key_type k, node* n) : key(k), next(n) {}
-    const key_type key;
-    std::atomic<node*> next;
+  // What every node has, the sentinels included: the links and the lock.
+  struct link_node : Scheme::node_base {
+    explicit link_node(link_node* n) : next(n) {}
+    std::atomic<link_node*> next;
     std::atomic<bool> marked{false};
     detail::spinlock lock;
   };
+  struct node : link_node, detail::element<Key, Value> {
+    template <class... KV>
+    explicit node(link_node* n, KV&&... kv)
+        : link_node(n), detail::element<Key, Value>(std::forward<KV>(kv)...) {}
+  };
 
-  static bool adjacent(node* pred, node* curr) {
+  // The tail holds the greatest key only for an integral set under std::less (see the top).
+  static constexpr bool tail_holds_greatest_key =
+      !api::is_map && std::integral<Key> &&
+      (std::same_as<Compare, std::less<Key>> || std::same_as<Compare, std::less<>>);
+  using tail_type = std::conditional_t<tail_holds_greatest_key, node, link_node>;
+  static tail_type make_tail() {
+    if constexpr (tail_holds_greatest_key)
+      return tail_type(nullptr, std::numeric_limits<Key>::max());
+    else
+      return tail_type(nullptr);
+  }
+
+  static node* as_node(link_node* n) noexcept { return static_cast<node*>(n); }
+  static const node* as_node(const link_node* n) noexcept { return static_cast<const node*>(n); }
+
+  // Whether a search for key goes on past n.
+  bool before(const link_node* n, detail::search_key<Key> key) const {
+    if constexpr (!tail_holds_greatest_key)
+      if (n == &tail_) return false;
+    return comp_(as_node(n)->key, key);
+  }
+  // Whether curr, where a search for key stopped, holds key.
+  bool holds(const link_node* curr, const Key& key) const {
+    return curr != &tail_ && !comp_(key, as_node(curr)->key);
+  }
+
+  static bool adjacent(link_node* pred, link_node* curr) {
     return !pred->marked.load(std::memory_order_relaxed) &&
            !curr->marked.load(std::memory_order_relaxed) &&
            pred->next.load(std::memory_order_relaxed) == curr;
   }
 
-  // Returns the last node with a key below `key` and its successor, both protected.
-  std::pair<node*, node*> search(guard_type& g, key_type key) {
+  template <class K, class... V>
+  bool emplace(K&& key, V&&... value) {
+    guard_type g(domain_);
+    for (;;) {
+      RECLAIM_READ_PHASE(g);
+      auto [pred, curr] = search(g, key);
+      g.write_phase(pred, curr);
+      detail::ordered_lock_pair locks(pred->lock, curr->lock);
+      if (!adjacent(pred, curr)) continue;
+      if (holds(curr, key)) return false;
+      // The key and value are copied (or moved) here, in the write phase, once: we return next.
+      node* fresh = g.template create<node>(curr, std::forward<K>(key), std::forward<V>(value)...);
+      // release: publishes the new node's fields; pairs with the acquire in protect().
+      pred->next.store(fresh, std::memory_order_release);
+      return true;
+    }
+  }
+
+  // Returns the last node with a key below `key` and its successor, both protected. Keys are
+  // compared by reference: a read phase copies nothing.
+  std::pair<link_node*, link_node*> search(guard_type& g, detail::search_key<Key> key) {
     unsigned pred_slot = 0, curr_slot = 1;
     for (;;) {
-      node* pred = head_;
-      node* curr = g.protect(pred->next, curr_slot);
+      link_node* pred = &head_;
+      link_node* curr = g.protect(pred->next, curr_slot);
       bool confirmed = true;
-      while (curr->key < key) {
+      while (before(curr, key)) {
         std::swap(pred_slot, curr_slot);
         pred = curr;
         curr = g.protect(pred->next, curr_slot);
@@ -152,18 +214,25 @@ class lazy_list {
     }
   }
 
-  node* first() const { return head_->next.load(std::memory_order_acquire); }
+  link_node* first() const { return head_.next.load(std::memory_order_acquire); }
 
-  template <class T, class F>
-  T fold(T init, F f) const {
-    for (node* n = first(); n != tail_; n = n->next.load(std::memory_order_acquire))
-      init = f(init, n->key);
-    return init;
+  template <class F>
+  void for_each_element(F f) const {
+    for (link_node* n = first(); n != &tail_; n = n->next.load(std::memory_order_acquire))
+      f(*as_node(n));
   }
 
   domain_type& domain_;
-  node* head_;
-  node* tail_;
+  [[no_unique_address]] Compare comp_;
+  tail_type tail_ = make_tail();
+  link_node head_{&tail_};
 };
+
+// A set of keys ordered by Compare.
+template <class Key, scheme Scheme, class Compare = std::less<Key>>
+using lazy_list = basic_lazy_list<Key, void, Scheme, Compare>;
+// A map from keys ordered by Compare to values fixed at insertion.
+template <class Key, class Value, scheme Scheme, class Compare = std::less<Key>>
+using lazy_list_map = basic_lazy_list<Key, Value, Scheme, Compare>;
 
 }  // namespace reclaim::ds

@@ -46,6 +46,7 @@ class ms_queue {
  public:
   static constexpr std::string_view name = "ms_queue";
   using value_type = T;
+  using scheme_type = Scheme;
   using domain_type = typename Scheme::domain;
   using guard_type = typename Scheme::guard;
   static constexpr unsigned slots_used = 2;

@@ -38,6 +38,7 @@ class treiber_stack {
  public:
   static constexpr std::string_view name = "treiber_stack";
   using value_type = T;
+  using scheme_type = Scheme;
   using domain_type = typename Scheme::domain;
   using guard_type = typename Scheme::guard;
   static constexpr unsigned slots_used = 1;

@@ -9,7 +9,7 @@ int main() {
   scheme::domain domain;
   std::int64_t expected = 0;
   {
-    reclaim::ds::lazy_list<scheme> set(domain);
+    reclaim::ds::lazy_list<std::int64_t, scheme> set(domain);
     auto work = [&set](std::int64_t first) {
       for (std::int64_t k = first; k < 1000; k += 2) set.insert(k);
       for (std::int64_t k = first; k < 1000; k += 4) set.erase(k);

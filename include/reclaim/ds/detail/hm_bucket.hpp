@@ -19,15 +19,22 @@
 //
 // The operations take the domain and the head's address and open their own guard (one operation,
 // one guard), so that the restart point and the guard's end are in the same frame; the head is any
-// std::atomic<link> that outlives the list's nodes, zero-initialized when empty.
+// std::atomic<link> that outlives the list's nodes, zero-initialized when empty. The list needs no
+// sentinel: its end is the null link.
+//
+// Keys and values (detail/container_api.hpp): a node holds its element (the key, and the value of a
+// map), compared with the caller's Compare by reference; a read phase copies nothing. A new node
+// is created in the write phase and may take the caller's key by move, so every later search of
+// that insert looks for the node's own copy. visit() calls f in the write phase that reserved the
+// node.
 #pragma once
 #include <atomic>
-#include <cstdint>
-#include <string_view>
+#include <type_traits>
 #include <utility>
 
 #include "../../concepts.hpp"
 #include "../../core/marked_ptr.hpp"
+#include "container_api.hpp"
 
 namespace reclaim::ds::detail {
 
@@ -35,9 +42,9 @@ namespace reclaim::ds::detail {
 // start a new read phase at the head.
 enum class hm_search { resume_after_helping, restart_after_helping };
 
-template <scheme Scheme, hm_search Search = hm_search::resume_after_helping>
+template <class Key, class Value, scheme Scheme, class Compare,
+          hm_search Search = hm_search::resume_after_helping>
 struct hm_bucket {
-  using key_type = std::int64_t;
   using domain_type = typename Scheme::domain;
   using guard_type = typename Scheme::guard;
   static constexpr bool restarts = Search == hm_search::restart_after_helping;
@@ -58,31 +65,44 @@ struct hm_bucket {
     }
   }
 
-  struct node : Scheme::node_base {
-    explicit node(key_type k) : key(k) {}
-    const key_type key;
+  struct node : Scheme::node_base, element<Key, Value> {
+    template <class... KV>
+    explicit node(KV&&... kv) : element<Key, Value>(std::forward<KV>(kv)...) {}
     std::atomic<link> next{};
   };
 
   // Each operation is a sequence of read phases (find) and write phases; under the resume policy
   // find helps inline and never asks the caller to.
-  static bool contains(domain_type& d, head_type& head, key_type key) {
+  // A lookup: contains (f is nullptr: answered in the read phase) or visit (f(const Value&) called
+  // in a write phase that reserved the node, since f may copy or allocate).
+  template <class F>
+  static bool lookup(domain_type& d, head_type& head, const Compare& comp, const Key& key, F&& f) {
+    constexpr bool visits = !std::is_null_pointer_v<std::remove_cvref_t<F>>;
     guard_type g(d);
     for (;;) {
       RECLAIM_READ_PHASE(g);
-      position pos = find(g, head, key);
-      if (!pos.help) return pos.found;
+      position pos = find(g, head, comp, key);
+      if (!pos.help && !(visits && pos.found)) return pos.found;
       g.write_phase(pos.prev_node, pos.curr, pos.next);
-      unlink(g, pos);
+      if (pos.help) {
+        unlink(g, pos);
+        continue;
+      }
+      if constexpr (visits) f(std::as_const(pos.curr->value));
+      return true;
     }
   }
 
-  static bool insert(domain_type& d, head_type& head, key_type key) {
+  template <class K, class... V>
+  static bool emplace(domain_type& d, head_type& head, const Compare& comp, K&& key,
+                      V&&... value) {
     guard_type g(d);
     node* fresh = nullptr;  // set only in write phases, before the next restart point
     for (;;) {
       RECLAIM_READ_PHASE(g);
-      position pos = find(g, head, key);
+      // Once fresh exists it holds the key (perhaps moved from the caller's): search for it.
+      const Key& wanted = fresh ? fresh->key : static_cast<const Key&>(key);
+      position pos = find(g, head, comp, wanted);
       g.write_phase(pos.prev_node, pos.curr, pos.next);
       if (pos.help) {
         unlink(g, pos);
@@ -92,7 +112,7 @@ struct hm_bucket {
         delete fresh;  // never published
         return false;
       }
-      if (!fresh) fresh = g.template create<node>(key);
+      if (!fresh) fresh = g.template create<node>(std::forward<K>(key), std::forward<V>(value)...);
       fresh->next.store(link(pos.curr), std::memory_order_relaxed);
       link expected(pos.curr);
       // release: publishes the new node's fields; pairs with the acquire in protect().
@@ -102,11 +122,11 @@ struct hm_bucket {
     }
   }
 
-  static bool erase(domain_type& d, head_type& head, key_type key) {
+  static bool erase(domain_type& d, head_type& head, const Compare& comp, const Key& key) {
     guard_type g(d);
     for (;;) {
       RECLAIM_READ_PHASE(g);
-      position pos = find(g, head, key);
+      position pos = find(g, head, comp, key);
       g.write_phase(pos.prev_node, pos.curr, pos.next);
       if (pos.help) {
         unlink(g, pos);
@@ -125,7 +145,7 @@ struct hm_bucket {
     }
     for (;;) {
       RECLAIM_READ_PHASE(g);
-      position pos = find(g, head, key);
+      position pos = find(g, head, comp, key);
       if (!pos.help) return true;
       g.write_phase(pos.prev_node, pos.curr, pos.next);
       unlink(g, pos);
@@ -141,22 +161,20 @@ struct hm_bucket {
       n = next;
     }
   }
-  // Calls f(key) for every key, in order.
+  // Calls f(const element&) for every element, in key order.
   template <class F>
-  static void for_each_key(const head_type& head, F f) {
+  static void for_each_element(const head_type& head, F f) {
     for (node* n = head.load(std::memory_order_acquire).get(); n;
          n = n->next.load(std::memory_order_acquire).get())
-      f(n->key);
+      f(static_cast<const element<Key, Value>&>(*n));
   }
   // Keys strictly increasing and no marked node reachable.
-  static bool well_formed(const head_type& head) {
-    bool first = true;
-    key_type last = 0;
+  static bool well_formed(const head_type& head, const Compare& comp) {
+    const node* last = nullptr;
     for (node* n = head.load(std::memory_order_acquire).get(); n;) {
       link next = n->next.load(std::memory_order_acquire);
-      if ((!first && n->key <= last) || next.mark()) return false;
-      first = false;
-      last = n->key;
+      if ((last && !comp(last->key, n->key)) || next.mark()) return false;
+      last = n;
       n = next.get();
     }
     return true;
@@ -189,7 +207,8 @@ struct hm_bucket {
   static void unlink(guard_type& g, const position& pos) { unlink(g, pos.prev, pos.curr, pos.next); }
 
   // Michael's Find: prev, curr and next are protected in rotating slots.
-  static position find(guard_type& g, head_type& head, key_type key) {
+  static position find(guard_type& g, head_type& head, const Compare& comp,
+                       search_key<Key> key) {
     unsigned prev_slot = 0, curr_slot = 1, next_slot = 2;
   try_again:
     std::atomic<link>* prev = &head;
@@ -198,11 +217,11 @@ struct hm_bucket {
     for (;;) {
       if (!curr) return {false, false, prev, prev_node, nullptr, nullptr};
       link next = g.protect(curr->next, next_slot);
-      key_type ckey = curr->key;
+      const Key& ckey = curr->key;  // a reference: a read phase copies nothing
       // curr is still reachable from prev, unmarked: what makes the reads above valid.
       if (prev->load(std::memory_order_acquire) != link(curr)) goto try_again;
       if (!next.mark()) {
-        if (ckey >= key) return {ckey == key, false, prev, prev_node, curr, next.get()};
+        if (!comp(ckey, key)) return {!comp(key, ckey), false, prev, prev_node, curr, next.get()};
         prev = &curr->next;
         prev_node = curr;
         // prev's node moves into the old curr slot, curr into the old next slot.

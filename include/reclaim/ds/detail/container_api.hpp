@@ -1,0 +1,118 @@
+// What every container of ds/ shares in its set and map forms: the element a node holds, and the
+// public operations that are the same whatever the algorithm.
+//
+// One class template per container serves both forms: Value = void is the set (a node holds only
+// its key, so an int64 set's node is as small as it ever was), any other Value the map. Keys and
+// values are constructed when the node is created, never change, and are destroyed with the node
+// when the scheme frees it; readers therefore need no synchronization beyond the scheme's
+// protection.
+//
+// The container (Derived) provides, privately (friend container_api):
+//   emplace(key, value...)   inserts if absent; the node is created in the write phase
+//   for_each_element(f)      quiescent: f(const element&) for every element (in key order, except
+//                            the hash map's: bucket by bucket)
+// and, publicly, contains(key), erase(key) and, for a map, visit(key, f). This base derives the
+// rest: insert() for both forms, find() (a copy, made inside visit), and the quiescent validation
+// helpers size(), for_each() and, for integral keys, key_sum().
+#pragma once
+#include <concepts>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <type_traits>
+#include <utility>
+
+namespace reclaim::ds::detail {
+
+// What a node holds besides its links: the key, and the value of a map.
+template <class Key, class Value>
+struct element {
+  template <class K, class V>
+  element(K&& k, V&& v) : key(std::forward<K>(k)), value(std::forward<V>(v)) {}
+  const Key key;
+  const Value value;
+};
+template <class Key>
+struct element<Key, void> {
+  template <class K>
+  explicit element(K&& k) : key(std::forward<K>(k)) {}
+  const Key key;
+};
+
+// How a search takes the key: by value where a copy is trivial and small (an integer then stays in
+// a register; through a reference to the caller's object, whose address has escaped, it would be
+// loaded again after every acquire load of the traversal), by reference otherwise (a read phase
+// copies nothing that may allocate).
+template <class Key>
+using search_key =
+    std::conditional_t<std::is_trivially_copyable_v<Key> && sizeof(Key) <= sizeof(void*), Key,
+                       const Key&>;
+
+template <class Derived, class Key, class Value>
+class container_api {
+ public:
+  using key_type = Key;
+  using mapped_type = Value;  // void for a set
+  static constexpr bool is_map = !std::is_void_v<Value>;
+
+  // Set: inserts the key if absent; returns whether it did.
+  bool insert(const Key& key)
+    requires(!is_map)
+  {
+    return self().emplace(key);
+  }
+  bool insert(Key&& key)
+    requires(!is_map)
+  {
+    return self().emplace(std::move(key));
+  }
+
+  // Map: inserts (key, value) if the key is absent; returns false and changes nothing if present.
+  template <class V = Value>
+    requires is_map
+  bool insert(Key key, std::type_identity_t<V> value) {
+    return self().emplace(std::move(key), std::move(value));
+  }
+
+  // Map: a copy of the key's value, made while the node is protected (under nbr in the write phase
+  // that reserved it, since a copy may allocate).
+  template <class V = Value>
+    requires is_map
+  std::optional<V> find(const Key& key) {
+    std::optional<V> found;
+    self().visit(key, [&found](const V& value) { found.emplace(value); });
+    return found;
+  }
+
+  // Quiescent traversals for validation: call only while no operation runs.
+  // f(key) for a set, f(key, value) for a map, for every element, in for_each_element's order.
+  template <class F>
+  void for_each(F f) const {
+    self().for_each_element([&f](const element<Key, Value>& e) {
+      if constexpr (is_map)
+        f(e.key, e.value);
+      else
+        f(e.key);
+    });
+  }
+  std::size_t size() const {
+    std::size_t n = 0;
+    self().for_each_element([&n](const element<Key, Value>&) { ++n; });
+    return n;
+  }
+  // The lab's and the tests' checksum of the contents.
+  std::int64_t key_sum() const
+    requires std::integral<Key>
+  {
+    std::int64_t sum = 0;
+    self().for_each_element(
+        [&sum](const element<Key, Value>& e) { sum += static_cast<std::int64_t>(e.key); });
+    return sum;
+  }
+
+ private:
+  Derived& self() noexcept { return static_cast<Derived&>(*this); }
+  const Derived& self() const noexcept { return static_cast<const Derived&>(*this); }
+};
+
+}  // namespace reclaim::ds::detail
