@@ -15,8 +15,8 @@
 //                              clears the nesting.
 //   Domain::guard_type         the scheme's guard (domain.retire() runs in one).
 //   Domain::grace_periods      whether it offers synchronize() and barrier(), through
-//                              wait_for_grace_period(me, deadline) and barrier_locked(me, deadline);
-//                              and flush_local(me) for flush().
+//                              wait_for_grace_period(me, deadline), barrier_locked(me, deadline)
+//                              and take_garbage(record, gathered); and flush_local(me) for flush().
 //   ~Domain()                  calls shutdown() first, while its own state is still alive.
 // How orphaned garbage is freed is the scheme's: free_safe_orphans() / take_safe_orphans() for
 // schemes whose stamp says when a batch is safe (epochs, token rounds), adopt_orphans() for schemes
@@ -155,11 +155,13 @@ class domain_base {
     retired_list safe;
   };
 
-  // A barrier's first step: the garbage of every other record, each borrowed from its owner
-  // (borrow(record, into) tries once and returns false while the owner is busy), then every orphan.
-  // False at the deadline, with what it gathered so far in `into`.
+  // A barrier's first step: our own garbage (Domain::take_garbage(record, into) moves a record's
+  // lists out), then every other record's, borrowed from its owner (borrow(record, into) tries
+  // once and returns false while the owner is busy: borrow_if_idle()), then every orphan. False at
+  // the deadline, with what it gathered so far in `into`.
   template <class Borrow>
-  bool gather_others(Record& me, gathered& into, deadline d, Borrow borrow) {
+  bool gather(Record& me, gathered& into, deadline d, Borrow borrow) {
+    Domain::take_garbage(me, into);  // barriers are serialized: no one borrows ours meanwhile
     for (Record* r = threads_.head(); r; r = threads_.next_of(r)) {
       if (r == &me) continue;
       waiter w(d);
@@ -170,13 +172,12 @@ class domain_base {
     return true;
   }
 
-  // Borrows r through `word` if it holds `idle` now, and moves its garbage into `into` with
-  // take(r, into). See thread_record::try_borrow for the protocol.
-  template <class W, class Take>
-  static bool borrow_if_idle(Record& r, std::atomic<W>& word, W idle, W lent, gathered& into,
-                             Take take) {
+  // Borrows r through `word` if it holds `idle` now, and moves its garbage into `into`. See
+  // thread_record::try_borrow for the protocol.
+  template <class W>
+  static bool borrow_if_idle(Record& r, std::atomic<W>& word, W idle, W lent, gathered& into) {
     if (!r.try_borrow(word, idle, lent)) return false;
-    take(r, into);
+    Domain::take_garbage(r, into);
     r.give_back(word, lent, idle);
     return true;
   }

@@ -18,6 +18,7 @@ namespace reclaim::core {
 // this block starts on its own cache line so the owner's writes do not disturb those readers.
 template <class FreePolicy>
 struct thread_record : record_base {
+  using free_policy = FreePolicy;
   // Batches of garbage the record hands over when its thread exits (orphanage::give); a scheme
   // with more lists than one says so.
   static constexpr unsigned orphan_batches = 1;
@@ -138,6 +139,18 @@ struct garbage_claim {
   }
   // release: our changes to the garbage happen before a borrower's CAS that reads `free`.
   void release() noexcept { word.store(free, std::memory_order_release); }
+
+  // The free policy's step at the start of an operation, holding the garbage if it touches any.
+  template <class Record>
+  void free_policy_step(Record& r) noexcept {
+    if constexpr (Record::free_policy::keeps_safe_garbage) {
+      hold(r);
+      r.freeing.on_operation(r);
+      release();
+    } else {
+      r.freeing.on_operation(r);
+    }
+  }
 };
 
 // Sums the counters of every record of a registry into a stats snapshot.

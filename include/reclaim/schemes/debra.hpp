@@ -119,16 +119,16 @@ class debra<Policies...>::domain
     // try_advance() (acquire: what the checks saw happens before the frees of on_new_epoch()),
     // the exchange with the seq_cst load in check_one().
     std::uint64_t e = epoch_.load(std::memory_order_seq_cst);
-    for (;;) {
-      // Full fence (seq_cst RMW): the announcement is visible before this operation's first read
-      // of a shared pointer; a plain store could sit in x86's store buffer while we read a node.
-      // An RMW also tells us whether a barrier holds our garbage (thread_record::try_borrow).
-      if (r.announce.exchange(e << 1, std::memory_order_seq_cst) & lent_bit) [[unlikely]]
-        r.wait_until_given_back();
-      const std::uint64_t now = epoch_.load(std::memory_order_seq_cst);
-      if (now == e) [[likely]] break;
+    // Full fence (seq_cst RMW): the announcement is visible before this operation's first read of
+    // a shared pointer; a plain store could sit in x86's store buffer while we read a node. An RMW
+    // also tells us whether a barrier holds our garbage (thread_record::try_borrow); only the
+    // first can (a barrier borrows a quiescent record only).
+    const std::uint64_t was = r.announce.exchange(e << 1, std::memory_order_seq_cst);
+    for (std::uint64_t now; (now = epoch_.load(std::memory_order_seq_cst)) != e;) {
       e = now;
+      r.announce.exchange(e << 1, std::memory_order_seq_cst);
     }
+    if (was & lent_bit) [[unlikely]] r.wait_until_given_back();
     if (e != r.seen_epoch) [[unlikely]] on_new_epoch(r, e);
     r.freeing.on_operation(r);
     if (++r.ops_since_check >= check_interval) [[unlikely]] {
@@ -222,11 +222,10 @@ class debra<Policies...>::domain
   // at most the epoch e read after, so all of it is safe at e+3 (begin()).
   bool barrier_locked(record& me, core::deadline d) {
     typename base::gathered g;
-    take_garbage(me, g);
-    bool done = this->gather_others(me, g, d, [](record& r, typename base::gathered& into) {
+    bool done = this->gather(me, g, d, [](record& r, typename base::gathered& into) {
       const std::uint64_t a = r.announce.load(std::memory_order_relaxed);
       if ((a & quiescent_bit) == 0) return false;  // in an operation: try again later
-      return base::borrow_if_idle(r, r.announce, a, a | lent_bit, into, take_garbage);
+      return base::borrow_if_idle(r, r.announce, a, a | lent_bit, into);
     });
     const std::uint64_t e = epoch_.load(std::memory_order_seq_cst);
     done = done && detail::drive_epoch(epoch_, e + 3, d, [&](std::uint64_t now) {

@@ -128,16 +128,16 @@ class basic_ebr<Flavour, Policies...>::domain
     // can_advance(). Acquire part of the load: what the advancer learned from its scan (that
     // retirers of old lists left their operations) happens before we free those lists.
     std::uint64_t e = epoch_.load(std::memory_order_seq_cst);
-    for (;;) {
-      // Full fence (seq_cst RMW): the announcement is visible before this operation's first read
-      // of a shared pointer; a plain store could sit in x86's store buffer while we read a node.
-      // An RMW also tells us whether a barrier holds our garbage (thread_record::try_borrow).
-      if (r.announce.exchange(e, std::memory_order_seq_cst) == lent) [[unlikely]]
-        r.wait_until_given_back();
-      std::uint64_t now = epoch_.load(std::memory_order_seq_cst);
-      if (now == e) [[likely]] break;
+    // Full fence (seq_cst RMW): the announcement is visible before this operation's first read of
+    // a shared pointer; a plain store could sit in x86's store buffer while we read a node. An RMW
+    // also tells us whether a barrier holds our garbage (thread_record::try_borrow); only the
+    // first can (a barrier borrows an idle record only).
+    const std::uint64_t was = r.announce.exchange(e, std::memory_order_seq_cst);
+    for (std::uint64_t now; (now = epoch_.load(std::memory_order_seq_cst)) != e;) {
       e = now;
+      r.announce.exchange(e, std::memory_order_seq_cst);
     }
+    if (was == lent) [[unlikely]] r.wait_until_given_back();
     if (e != r.local_epoch) [[unlikely]] on_new_epoch(r, e);
     r.freeing.on_operation(r);
     if (++r.entries_since_attempt >= advance_interval) [[unlikely]] {
@@ -218,9 +218,8 @@ class basic_ebr<Flavour, Policies...>::domain
   // most the epoch e read after, so all of it is safe at e+3 (begin()).
   bool barrier_locked(record& me, core::deadline d) {
     typename base::gathered g;
-    take_garbage(me, g);
-    bool done = this->gather_others(me, g, d, [](record& r, typename base::gathered& into) {
-      return base::borrow_if_idle(r, r.announce, idle, lent, into, take_garbage);
+    bool done = this->gather(me, g, d, [](record& r, typename base::gathered& into) {
+      return base::borrow_if_idle(r, r.announce, idle, lent, into);
     });
     const std::uint64_t e = epoch_.load(std::memory_order_seq_cst);
     done = done && detail::drive_epoch(epoch_, e + 3, d, [&](std::uint64_t now) {

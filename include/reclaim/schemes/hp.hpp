@@ -128,13 +128,7 @@ class hp<Policies...>::domain
   block& open(record& r) {
     const unsigned level = r.enter();
     if (level == 0) [[likely]] {
-      if constexpr (free_policy::keeps_safe_garbage) {
-        r.claim.hold(r);
-        r.freeing.on_operation(r);
-        r.claim.release();
-      } else {
-        r.freeing.on_operation(r);
-      }
+      r.claim.free_policy_step(r);
       return r.hazards;
     }
     return nested_block(r, level);
@@ -207,9 +201,8 @@ class hp<Policies...>::domain
   // stalls inside a guard) and the orphans; then scans until no hazard protects any of it.
   bool barrier_locked(record& me, core::deadline d) {
     typename base::gathered g;
-    take_garbage(me, g);
-    bool done = this->gather_others(me, g, d, [](record& r, typename base::gathered& into) {
-      return base::borrow_if_idle(r, r.claim.word, claim::free, claim::lent, into, take_garbage);
+    bool done = this->gather(me, g, d, [](record& r, typename base::gathered& into) {
+      return base::borrow_if_idle(r, r.claim.word, claim::free, claim::lent, into);
     });
     core::waiter w(d);
     for (;;) {

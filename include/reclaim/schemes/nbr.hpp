@@ -290,13 +290,7 @@ class basic_nbr<Variant, Policies...>::domain
     if (level == 0) {
       if (!r.bound) [[unlikely]] bind(r);
       detail::refresh_read_phase_mask();
-      if constexpr (free_policy::keeps_safe_garbage) {
-        r.claim.hold(r);
-        r.freeing.on_operation(r);
-        r.claim.release();
-      } else {
-        r.freeing.on_operation(r);
-      }
+      r.claim.free_policy_step(r);
     }
     detail::current_phase.store(&r.phase, std::memory_order_relaxed);
     return b;
@@ -439,9 +433,8 @@ class basic_nbr<Variant, Policies...>::domain
   // unlinked before it, so no second round is needed).
   bool barrier_locked(record& me, core::deadline d) {
     typename base::gathered g;
-    take_garbage(me, g);
-    bool done = this->gather_others(me, g, d, [](record& r, typename base::gathered& into) {
-      return base::borrow_if_idle(r, r.claim.word, claim::free, claim::lent, into, take_garbage);
+    bool done = this->gather(me, g, d, [](record& r, typename base::gathered& into) {
+      return base::borrow_if_idle(r, r.claim.word, claim::free, claim::lent, into);
     });
     round(me);
     core::waiter w(d);

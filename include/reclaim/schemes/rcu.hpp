@@ -217,9 +217,8 @@ class rcu<Policies...>::domain : public core::domain_base<domain, detail::rcu_re
   // reservation that remains after it.
   bool barrier_locked(record& me, core::deadline d) {
     typename base::gathered g;
-    take_garbage(me, g);
-    bool done = this->gather_others(me, g, d, [](record& r, typename base::gathered& into) {
-      return base::borrow_if_idle(r, r.reservation, none, lent, into, take_garbage);
+    bool done = this->gather(me, g, d, [](record& r, typename base::gathered& into) {
+      return base::borrow_if_idle(r, r.reservation, none, lent, into);
     });
     done = done && wait_for_grace_period(me, d);
     return this->finish_barrier(me, g, done, 0);

@@ -415,9 +415,8 @@ class token_ebr<Order, Policies...>::domain
   // orphan (orphan_safe()).
   bool barrier_locked(record& me, core::deadline d) {
     typename base::gathered g;
-    take_garbage(me, g);
-    bool done = this->gather_others(me, g, d, [](record& r, typename base::gathered& into) {
-      return base::borrow_if_idle(r, r.state, std::uint64_t{0}, lent_bit, into, take_garbage);
+    bool done = this->gather(me, g, d, [](record& r, typename base::gathered& into) {
+      return base::borrow_if_idle(r, r.state, std::uint64_t{0}, lent_bit, into);
     });
     const std::uint64_t stamp = touch_rounds();
     done = done && drive_rounds(me, stamp + 3, d);
