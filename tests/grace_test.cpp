@@ -1,9 +1,9 @@
 // Grace periods, barriers, flush and deleter objects on every scheme: domain.retire(node, deleter)
 // from any thread, synchronize() waiting for the operations that began before it (and not for
-// later ones), barrier() freeing what busy, idle and exited threads retired, try_ forms that give up
-// while a thread stalls where the scheme cannot progress, flush() freeing a lone thread's garbage,
-// and the two cases users reported (a config holder under nbr_plus, a single-pointer swap loop
-// under debra).
+// later ones), barrier() freeing what busy, idle and exited threads retired, try_ forms that give
+// up while a thread stalls where the scheme cannot progress, flush() freeing a lone thread's
+// garbage, and the two cases users reported (a config holder under nbr_plus, a single-pointer swap
+// loop under debra).
 #include <gtest/gtest.h>
 
 #include <atomic>

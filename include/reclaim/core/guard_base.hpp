@@ -1,8 +1,9 @@
-// What every scheme's guard offers in the same way: allocation, retire with the default deleter, a
-// function chosen at compile time or a deleter object, the phase markers that only neutralization-based schemes give a meaning to, and (debug
-// builds) the check that a guard is used only by the thread that made it. A guard derives from
-// guard_base<itself> and implements retire_hook(), which takes a node already tagged with its
-// deleter; a scheme that stamps nodes at allocation hides create() with its own.
+// What every scheme's guard offers in the same way: allocation; retire with the default deleter,
+// a function chosen at compile time or a deleter object; the phase markers that only
+// neutralization-based schemes give a meaning to; and (debug builds) the check that a guard is used
+// only by the thread that made it. A guard derives from guard_base<itself> and implements
+// retire_hook(), which takes a node already tagged with its deleter; a scheme that stamps nodes at
+// allocation hides create() with its own.
 #pragma once
 #include <cassert>
 #include <thread>

@@ -131,22 +131,34 @@ struct garbage_claim {
   static constexpr std::uint32_t free = 0, held = 1, lent = 2;
   std::atomic<std::uint32_t> word{free};
 
+  // Holds r's garbage for the owner while it lives. Nested (a deleter run by a scan that retires
+  // into the same domain) it leaves the word held for the outer scope.
   template <class Record>
-  void hold(Record& r) noexcept {
-    // acquire: pairs with a borrower's give_back() (release), whose moves happen before ours.
-    if (word.exchange(held, std::memory_order_acquire) == lent) [[unlikely]]
-      r.wait_until_given_back();
-  }
-  // release: our changes to the garbage happen before a borrower's CAS that reads `free`.
-  void release() noexcept { word.store(free, std::memory_order_release); }
+  class scope {
+   public:
+    explicit scope(Record& r) noexcept
+        // acquire: pairs with a borrower's give_back() (release), whose moves happen before ours.
+        : claim_(r.claim), was_(claim_.word.exchange(held, std::memory_order_acquire)) {
+      if (was_ == lent) [[unlikely]]
+        r.wait_until_given_back();
+    }
+    // release: our changes to the garbage happen before a borrower's CAS that reads `free`.
+    // held & held is held (nested), free & held and lent & held are free.
+    ~scope() { claim_.word.store(was_ & held, std::memory_order_release); }
+    scope(const scope&) = delete;
+    scope& operator=(const scope&) = delete;
+
+   private:
+    garbage_claim& claim_;
+    const std::uint32_t was_;
+  };
 
   // The free policy's step at the start of an operation, holding the garbage if it touches any.
   template <class Record>
-  void free_policy_step(Record& r) noexcept {
+  static void free_policy_step(Record& r) noexcept {
     if constexpr (Record::free_policy::keeps_safe_garbage) {
-      hold(r);
+      scope<Record> holding(r);
       r.freeing.on_operation(r);
-      release();
     } else {
       r.freeing.on_operation(r);
     }

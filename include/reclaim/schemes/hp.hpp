@@ -102,6 +102,7 @@ class hp<Policies...>::domain
   using block = core::slot_block<const void*, slot_count>;
   using base = core::domain_base<domain, record>;
   using claim = core::garbage_claim;
+  using holding = claim::scope<record>;
 
  public:
   using guard_type = hp::guard;
@@ -128,7 +129,7 @@ class hp<Policies...>::domain
   block& open(record& r) {
     const unsigned level = r.enter();
     if (level == 0) [[likely]] {
-      r.claim.free_policy_step(r);
+      core::garbage_claim::free_policy_step(r);
       return r.hazards;
     }
     return nested_block(r, level);
@@ -152,11 +153,10 @@ class hp<Policies...>::domain
   }
 
   void retire(record& r, core::retired_hook* node) {
-    r.claim.hold(r);
+    holding garbage(r);
     r.retired.push(node);
     r.count_retired(this->gauge_);
     if (r.retired.size() >= scan_threshold()) [[unlikely]] scan(r);
-    r.claim.release();
   }
 
   void scan(record& r) {
@@ -216,10 +216,9 @@ class hp<Policies...>::domain
 
   // A scan, and the free policy's safe garbage.
   void flush_local(record& r) {
-    r.claim.hold(r);
+    holding garbage(r);
     scan(r);
     r.freeing.drain(r);
-    r.claim.release();
   }
 
   // Thread exit (possibly inside guards): every hazard goes, and we scan once more, so that what
@@ -227,12 +226,11 @@ class hp<Policies...>::domain
   // threads that retire fewer than R nodes each and exit would pile up unbounded garbage that no
   // scan ever looks at.
   void on_thread_exit(record& r) noexcept {
-    r.claim.hold(r);
+    holding garbage(r);
     r.hazards.for_each_owned(clear);
     scan(r);
     this->orphan(r, std::move(r.retired));
     r.freeing.drain(r);
-    r.claim.release();
   }
 
   std::atomic<std::size_t> nested_blocks_{0};

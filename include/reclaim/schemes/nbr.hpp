@@ -249,6 +249,7 @@ class basic_nbr<Variant, Policies...>::domain
   using block = detail::reservation_block<R>;
   using base = core::domain_base<domain, record>;
   using claim = core::garbage_claim;
+  using holding = claim::scope<record>;
 
  public:
   using guard_type = basic_nbr::guard;
@@ -290,7 +291,7 @@ class basic_nbr<Variant, Policies...>::domain
     if (level == 0) {
       if (!r.bound) [[unlikely]] bind(r);
       detail::refresh_read_phase_mask();
-      r.claim.free_policy_step(r);
+      core::garbage_claim::free_policy_step(r);
     }
     detail::current_phase.store(&r.phase, std::memory_order_relaxed);
     return b;
@@ -371,12 +372,11 @@ class basic_nbr<Variant, Policies...>::domain
 
   void retire(record& r, core::retired_hook* node) {
     assert((r.phase.seq.load(std::memory_order_relaxed) & 1) == 0 && "retire inside a read phase");
-    r.claim.hold(r);
+    holding garbage(r);
     r.bag.push(node);
     r.count_retired(this->gauge_);
     r.bag.splice(this->adopt_orphans());
     if (r.bag.size() >= low_watermark_size) [[unlikely]] on_full_bag(r);
-    r.claim.release();
   }
 
   [[gnu::noinline]] void on_full_bag(record& r) {
@@ -450,13 +450,12 @@ class basic_nbr<Variant, Policies...>::domain
   // safe garbage. Not inside a read phase: the round does not neutralize our own.
   void flush_local(record& r) {
     assert((r.phase.seq.load(std::memory_order_relaxed) & 1) == 0 && "flush inside a read phase");
-    r.claim.hold(r);
+    holding garbage(r);
     r.bag.splice(this->adopt_orphans());
     round(r);
     r.watching = false;
     reclaim_older_than(r, nullptr);
     r.freeing.drain(r);
-    r.claim.release();
   }
 
   // Signals every other thread seen in a read phase, then waits until each has left that read
@@ -611,7 +610,7 @@ class basic_nbr<Variant, Policies...>::domain
   // watcher comparing with it, must see them move on.
   void on_thread_exit(record& r) noexcept {
     leave_read_phase(r);
-    r.claim.hold(r);
+    holding garbage(r);
     r.reserved.for_each_owned([](block& b) {
       b.owner.count = R;
       clear_reservations(b);
@@ -623,7 +622,6 @@ class basic_nbr<Variant, Policies...>::domain
     r.bound = false;
     r.watching = false;
     r.bookmark = nullptr;
-    r.claim.release();
   }
 
   const int signal_;

@@ -269,8 +269,8 @@ class qsbr<Policies...>::domain
         }
     }
     const std::uint64_t now = epoch_.load(std::memory_order_seq_cst);
-    g.safe.splice(
-        this->take_safe_orphans([now](std::uint64_t tag) { return detail::epoch_bags::safe(tag, now); }));
+    g.safe.splice(this->take_safe_orphans(
+        [now](std::uint64_t tag) { return detail::epoch_bags::safe(tag, now); }));
     barriers_.fetch_sub(1, std::memory_order_relaxed);
     return this->finish_barrier(me, g, done, e);
   }
@@ -286,7 +286,8 @@ class qsbr<Policies...>::domain
     if (quiescent)
       pass_quiescent_state(me, e);
     else
-      this->free_safe_orphans(me, [e](std::uint64_t tag) { return detail::epoch_bags::safe(tag, e); });
+      this->free_safe_orphans(me,
+                              [e](std::uint64_t tag) { return detail::epoch_bags::safe(tag, e); });
     me.freeing.drain(me);
   }
 

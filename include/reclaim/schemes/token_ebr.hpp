@@ -434,8 +434,8 @@ class token_ebr<Order, Policies...>::domain
 
   // Thread exit, possibly inside an operation: the record goes inactive but holds its garbage
   // (exiting), a token it holds moves on, and its bags go to the orphanage stamped with the round
-  // count n read by an RMW after every unlink of their nodes. They are safe once rounds_ reads n + 3
-  // (orphan_safe()). Then the record is left inactive for a thread that reuses it.
+  // count n read by an RMW after every unlink of their nodes. They are safe once rounds_ reads
+  // n + 3 (orphan_safe()). Then the record is left inactive for a thread that reuses it.
   void on_thread_exit(record& r) noexcept {
     // release: pairs with a skip CAS (acquire), as in end(); acquire: pairs with the release CAS
     // in pass() if the token waited here, and with a barrier's give_back().
