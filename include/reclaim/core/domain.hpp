@@ -26,7 +26,6 @@
 #include <cassert>
 #include <chrono>
 #include <cstdint>
-#include <mutex>
 #include <utility>
 #include <vector>
 
@@ -247,11 +246,14 @@ class domain_base {
 
   // Barriers of a domain are serialized: one borrower at a time (thread_record::try_borrow).
   bool barrier_until(deadline d) {
-    std::unique_lock lock(barrier_mutex_, std::defer_lock);
-    if (d == no_deadline)
-      lock.lock();
-    else if (!lock.try_lock_until(d))
-      return false;
+    waiter w(d);
+    // acquire: pairs with the release below, so the previous barrier's moves happen before ours.
+    while (barrier_running_.exchange(true, std::memory_order_acquire))
+      if (!w.wait()) return false;
+    struct done_on_exit {
+      std::atomic<bool>& running;
+      ~done_on_exit() { running.store(false, std::memory_order_release); }
+    } done{barrier_running_};
     Record& me = threads_.local();
     assert(me.level() == 0 &&
            "reclaim: synchronize() or barrier() inside a guard of the same domain would wait for "
@@ -267,7 +269,7 @@ class domain_base {
     r.leave_all();
   }
 
-  std::timed_mutex barrier_mutex_;
+  std::atomic<bool> barrier_running_{false};
   bool shut_down_ = false;
 };
 
