@@ -100,6 +100,12 @@ concept scheme = requires {
   { S::guard::validates } -> std::convertible_to<bool>;
 };
 
+// A scheme whose domain offers synchronize() and barrier() with their try_ forms (every scheme but
+// none, which tracks no operation and frees nothing while its domain lives). Every domain offers
+// flush() and retire(node[, deleter]).
+template <class S>
+concept grace_periods = scheme<S> && S::domain::grace_periods;
+
 }  // namespace reclaim
 
 namespace reclaim {

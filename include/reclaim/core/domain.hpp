@@ -8,9 +8,15 @@
 //                              declares orphan_batches (lists it hands over at exit) if more than
 //                              one; destroy_garbage() destroys every retired node it holds.
 //   Domain::on_thread_exit(r)  the record leaves any operation it was in (the thread may exit
-//                              inside a guard) and hands its garbage over with orphan(), each list
-//                              with its age; it may free first (hp scans once more). The base then
-//                              drains the free policy, flushes the gauge and clears the nesting.
+//                              inside a guard), hands its garbage over with orphan(), each list
+//                              with its age (it may free first: hp scans once more), and drains
+//                              its free policy, all while it holds its garbage against a barrier
+//                              (thread_record::try_borrow). The base then flushes the gauge and
+//                              clears the nesting.
+//   Domain::guard_type         the scheme's guard (domain.retire() runs in one).
+//   Domain::grace_periods      whether it offers synchronize() and barrier(), through
+//                              wait_for_grace_period(me, deadline), barrier_locked(me, deadline)
+//                              and take_garbage(record, gathered); and flush_local(me) for flush().
 //   ~Domain()                  calls shutdown() first, while its own state is still alive.
 // How orphaned garbage is freed is the scheme's: free_safe_orphans() / take_safe_orphans() for
 // schemes whose stamp says when a batch is safe (epochs, token rounds), adopt_orphans() for schemes
@@ -18,8 +24,12 @@
 #pragma once
 #include <atomic>
 #include <cassert>
+#include <chrono>
 #include <cstdint>
+#include <utility>
+#include <vector>
 
+#include "grace.hpp"
 #include "record.hpp"
 #include "registry.hpp"
 #include "retired.hpp"
@@ -36,6 +46,58 @@ class domain_base {
   // A snapshot of the counters; does not register the calling thread.
   reclaim::stats stats() const { return collect_stats(threads_, gauge_); }
 
+  // Retires `node` from any thread, outside any guard (or inside one: guards nest). The calling
+  // thread registers as on any first use, and the retire runs in an operation of its own: it costs
+  // a guard's begin and end. The node must already be unreachable for operations that begin now.
+  template <class T>
+  void retire(T* node) {
+    typename Domain::guard_type g(self());
+    g.retire(node);
+  }
+  // With a deleter object (see core::to_retired: a stateful one lives in the node).
+  template <class T, class D>
+  void retire(T* node, D&& deleter) {
+    typename Domain::guard_type g(self());
+    g.retire(node, std::forward<D>(deleter));
+  }
+
+  // Cheap and non-blocking: the calling thread frees what is already safe of its own garbage and
+  // of the orphanage, advancing the epoch (or scanning, or running a round) once if it can.
+  // docs/schemes.md says what each scheme does. nbr: not inside a read phase.
+  void flush() { self().flush_local(threads_.local()); }
+
+  // Returns once every operation (outermost guard) that began before the call has ended. Must not
+  // be called inside a guard of the same domain (debug builds stop). A thread stalled inside an
+  // operation makes it wait for ever (qsbr: also a live thread that is not offline): try_ bounds
+  // the wait and says whether the grace period completed.
+  void synchronize()
+    requires Domain::grace_periods
+  {
+    (void)synchronize_until(no_deadline);
+  }
+  template <class Rep, class Period>
+  bool try_synchronize(std::chrono::duration<Rep, Period> timeout)
+    requires Domain::grace_periods
+  {
+    return synchronize_until(after(timeout));
+  }
+
+  // Returns once everything retired (by any thread) before the call has been freed, its deleter
+  // run: the garbage of busy, idle and exited threads alike. Same rules as synchronize(), and the
+  // same things that block it; try_ returns false at the deadline, leaving what it gathered in the
+  // orphanage with its age, to be freed as usual.
+  void barrier()
+    requires Domain::grace_periods
+  {
+    (void)barrier_until(no_deadline);
+  }
+  template <class Rep, class Period>
+  bool try_barrier(std::chrono::duration<Rep, Period> timeout)
+    requires Domain::grace_periods
+  {
+    return barrier_until(after(timeout));
+  }
+
  protected:
   domain_base() = default;
   // A domain whose constructor threw never had a thread; any other must have shut down while its
@@ -51,7 +113,7 @@ class domain_base {
   void shutdown() noexcept {
     threads_.close();
     threads_.for_each([](Record& r) {
-      assert(r.depth.load(std::memory_order_relaxed) == 0 &&
+      assert(r.level() == 0 &&
              "reclaim: domain destroyed while a guard or guard_ptr on it is held");
       r.freeing.drain(r);
       r.destroy_garbage();
@@ -85,6 +147,86 @@ class domain_base {
     return orphans_.take_all();
   }
 
+  // What a barrier gathers: garbage not yet proven safe, and garbage already proven safe (taken
+  // from free policies).
+  struct gathered {
+    retired_list unsafe;
+    retired_list safe;
+  };
+
+  // A barrier's first step: our own garbage (Domain::take_garbage(record, into) moves a record's
+  // lists out), then every other record's, borrowed from its owner (borrow(record, into) tries
+  // once and returns false while the owner is busy: borrow_if_idle()), then every orphan. False at
+  // the deadline, with what it gathered so far in `into`.
+  template <class Borrow>
+  bool gather(Record& me, gathered& into, deadline d, Borrow borrow) {
+    Domain::take_garbage(me, into);  // barriers are serialized: no one borrows ours meanwhile
+    for (Record* r = threads_.head(); r; r = threads_.next_of(r)) {
+      if (r == &me) continue;
+      waiter w(d);
+      while (!borrow(*r, into))
+        if (!w.wait()) return false;
+    }
+    into.unsafe.splice(orphans_.take_all());
+    return true;
+  }
+
+  // Borrows r through `word` if it holds `idle` now, and moves its garbage into `into`. See
+  // thread_record::try_borrow for the protocol.
+  template <class W>
+  static bool borrow_if_idle(Record& r, std::atomic<W>& word, W idle, W lent, gathered& into) {
+    if (!r.try_borrow(word, idle, lent)) return false;
+    Domain::take_garbage(r, into);
+    r.give_back(word, lent, idle);
+    return true;
+  }
+
+  // Frees `list` now, counted on me: the free policy would keep it for later.
+  void free_now(Record& me, retired_list&& list) {
+    me.release_safe(std::move(list), gauge_);
+    me.freeing.drain(me);
+    me.pending.flush(gauge_);
+  }
+
+  // The end of a barrier: what was proven safe is freed; what is still unsafe (the deadline
+  // passed) goes to the orphanage stamped with `stamp` (an age no younger than any of its nodes'),
+  // where the scheme frees it as any orphan. Returns whether the barrier completed: every step
+  // done in time and nothing left.
+  bool finish_barrier(Record& me, gathered& g, bool done, std::uint64_t stamp) {
+    if (done) g.safe.splice(std::move(g.unsafe));
+    free_now(me, std::move(g.safe));
+    done = done && g.unsafe.empty();
+    orphan(me, std::move(g.unsafe), stamp);
+    return done;
+  }
+
+  // hp and nbr: returns once every outermost guard open at the call has closed (its record's
+  // depth shows no guard, or a later operation). The fence orders the caller's earlier writes (an
+  // unlink) before its reads of the depths: a guard it misses began after, and that guard's
+  // reads see the unlink (hp: its protect() fences before validating; nbr: its read phase begins
+  // with a seq_cst RMW). All depths are read first, so that a guard opened while we wait for
+  // another is not waited for.
+  bool wait_for_open_guards(deadline d) const {
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    std::vector<std::pair<const Record*, std::uint64_t>> open;
+    for (const Record* r = threads_.head(); r; r = threads_.next_of(r)) {
+      // acquire: pairs with the release stores in enter() and leave(): the operation's reads
+      // happen before our return.
+      const std::uint64_t seen = r->depth.load(std::memory_order_acquire);
+      if (Record::level_of(seen) != 0) open.emplace_back(r, seen);
+    }
+    for (const auto& [r, seen] : open) {
+      waiter w(d);
+      for (;;) {
+        const std::uint64_t now = r->depth.load(std::memory_order_acquire);
+        if (Record::level_of(now) == 0 || Record::operation_of(now) != Record::operation_of(seen))
+          break;
+        if (!w.wait()) return false;
+      }
+    }
+    return true;
+  }
+
   thread_registry<Record, domain_base> threads_{*this};
   orphanage orphans_;
   pending_gauge gauge_;
@@ -92,13 +234,42 @@ class domain_base {
  private:
   friend class thread_registry<Record, domain_base>;
 
-  void detach(Record& r) noexcept {
-    static_cast<Domain&>(*this).on_thread_exit(r);
-    r.freeing.drain(r);
-    r.pending.flush(gauge_);
-    r.depth.store(0, std::memory_order_relaxed);
+  Domain& self() noexcept { return static_cast<Domain&>(*this); }
+
+  bool synchronize_until(deadline d) {
+    Record& me = threads_.local();
+    assert(me.level() == 0 &&
+           "reclaim: synchronize() or barrier() inside a guard of the same domain would wait for "
+           "its own operation");
+    return self().wait_for_grace_period(me, d);
   }
 
+  // Barriers of a domain are serialized: one borrower at a time (thread_record::try_borrow).
+  bool barrier_until(deadline d) {
+    waiter w(d);
+    // acquire: pairs with the release below, so the previous barrier's moves happen before ours.
+    while (barrier_running_.exchange(true, std::memory_order_acquire))
+      if (!w.wait()) return false;
+    struct done_on_exit {
+      std::atomic<bool>& running;
+      ~done_on_exit() { running.store(false, std::memory_order_release); }
+    } done{barrier_running_};
+    Record& me = threads_.local();
+    assert(me.level() == 0 &&
+           "reclaim: synchronize() or barrier() inside a guard of the same domain would wait for "
+           "its own operation");
+    // One header more than the owner's exit needs, for what finish_barrier() may hand over.
+    me.headers.reserve(Record::orphan_batches + 1);
+    return self().barrier_locked(me, d);
+  }
+
+  void detach(Record& r) noexcept {
+    static_cast<Domain&>(*this).on_thread_exit(r);
+    r.pending.flush(gauge_);
+    r.leave_all();
+  }
+
+  std::atomic<bool> barrier_running_{false};
   bool shut_down_ = false;
 };
 

@@ -1,8 +1,9 @@
-// What every scheme's guard offers in the same way: allocation, retire with the default or a custom
-// deleter, the phase markers that only neutralization-based schemes give a meaning to, and (debug
-// builds) the check that a guard is used only by the thread that made it. A guard derives from
-// guard_base<itself> and implements retire_hook(), which takes a node already tagged with its
-// deleter; a scheme that stamps nodes at allocation hides create() with its own.
+// What every scheme's guard offers in the same way: allocation; retire with the default deleter,
+// a function chosen at compile time or a deleter object; the phase markers that only
+// neutralization-based schemes give a meaning to; and (debug builds) the check that a guard is used
+// only by the thread that made it. A guard derives from guard_base<itself> and implements
+// retire_hook(), which takes a node already tagged with its deleter; a scheme that stamps nodes at
+// allocation hides create() with its own.
 #pragma once
 #include <cassert>
 #include <thread>
@@ -48,6 +49,13 @@ class guard_base : protected thread_bound {
   void retire(T* node) {
     check_owner();
     self().retire_hook(to_retired<Deleter>(node));
+  }
+  // Deleter: an object called as d(node) on whichever thread frees the node; one with state is
+  // kept in the node, which derives from reclaim::deleter_slot<D> (core/retired.hpp).
+  template <class T, class D>
+  void retire(T* node, D&& deleter) {
+    check_owner();
+    self().retire_hook(to_retired(node, std::forward<D>(deleter)));
   }
 
   void begin_read_phase() const noexcept {}

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <cstring>
 #include <new>
+#include <type_traits>
 #include <utility>
 
 // Poison freed nodes in debug builds so that a use-after-free reads garbage pointers and crashes
@@ -234,24 +235,93 @@ class orphanage {
 
 namespace reclaim::core {
 
-// Tags a node with how to destroy it and returns its link: the first step of every retire().
-// Deleter is `void(T*)`; the default deletes a node made with `new T(...)`.
 // A node's deleter is null until it is retired (and after its memory is reused for a new node), so
 // a deleter already set means the node was retired before: debug builds name that at once, instead
 // of a crash when the node is destroyed twice.
-template <class T>
-retired_hook* to_retired(T* node) noexcept {
-  retired_hook* hook = node;
+inline retired_hook* tag_retired(retired_hook* hook, void (*destroy)(retired_hook*)) noexcept {
   assert(hook->destroy == nullptr && "reclaim: node retired twice");
-  hook->destroy = &destroy_node<T>;
-  return hook;
-}
-template <auto Deleter, class T>
-retired_hook* to_retired(T* node) noexcept {
-  retired_hook* hook = node;
-  assert(hook->destroy == nullptr && "reclaim: node retired twice");
-  hook->destroy = &destroy_with<T, Deleter>;
+  hook->destroy = destroy;
   return hook;
 }
 
+// Tags a node with how to destroy it and returns its link: the first step of every retire().
+// Deleter is `void(T*)`; the default deletes a node made with `new T(...)`.
+template <class T>
+retired_hook* to_retired(T* node) noexcept {
+  return tag_retired(node, &destroy_node<T>);
+}
+template <auto Deleter, class T>
+retired_hook* to_retired(T* node) noexcept {
+  return tag_retired(node, &destroy_with<T, Deleter>);
+}
+
+// A deleter object D, called as d(node) exactly once, on whichever thread frees the node (possibly
+// at thread exit or domain destruction); it must not throw. A stateless one (an empty class that
+// can be default-constructed, such as std::default_delete or a lambda without captures) costs
+// nothing: it is made anew where the node is freed. A deleter with state lives in the node itself,
+// which derives from deleter_slot<D> (as P2530's hazard_pointer_obj_base<T, D> keeps D in the
+// object's base class): retire() moves it there, and the free moves it out before calling it. So a
+// retire never allocates and cannot fail for want of memory; only D's move may throw, before the
+// node is retired.
+template <class D>
+concept stateless_deleter = std::is_empty_v<D> && std::is_default_constructible_v<D>;
+
+template <class D>
+class deleter_slot {
+ protected:
+  deleter_slot() = default;
+  ~deleter_slot() = default;
+
+ private:
+  template <class T, class Deleter>
+  friend retired_hook* to_retired(T* node, Deleter&& d);
+  template <class T, class Deleter>
+  friend void destroy_with_stored(retired_hook* hook) noexcept;
+
+  alignas(D) unsigned char bytes_[sizeof(D)];
+};
+// A stateless deleter needs no room: the slot is an empty base.
+template <stateless_deleter D>
+class deleter_slot<D> {
+ protected:
+  deleter_slot() = default;
+  ~deleter_slot() = default;
+};
+
+template <class T, class D>
+void destroy_with_stateless(retired_hook* hook) noexcept {
+  D{}(static_cast<T*>(hook));
+}
+template <class T, class D>
+void destroy_with_stored(retired_hook* hook) noexcept {
+  T* node = static_cast<T*>(hook);
+  auto* stored = std::launder(
+      reinterpret_cast<D*>(static_cast<deleter_slot<D>*>(node)->bytes_));
+  D d(std::move(*stored));  // out of the node first: d may free it
+  stored->~D();
+  d(node);
+}
+
+template <class T, class Deleter>
+retired_hook* to_retired(T* node, Deleter&& d) {
+  using D = std::decay_t<Deleter>;
+  static_assert(std::is_invocable_v<D&, T*>, "reclaim: a deleter is called as d(node)");
+  if constexpr (stateless_deleter<D>) {
+    return tag_retired(node, &destroy_with_stateless<T, D>);
+  } else {
+    static_assert(std::is_base_of_v<deleter_slot<D>, T>,
+                  "reclaim: a deleter with state is kept in the node it deletes: derive the node "
+                  "from reclaim::deleter_slot<D> (no allocation per retire), or use a stateless "
+                  "deleter or retire<&function>(node)");
+    ::new (static_cast<void*>(static_cast<deleter_slot<D>*>(node)->bytes_))
+        D(std::forward<Deleter>(d));
+    return tag_retired(node, &destroy_with_stored<T, D>);
+  }
+}
+
 }  // namespace reclaim::core
+
+namespace reclaim {
+using core::deleter_slot;
+using core::stateless_deleter;
+}  // namespace reclaim

@@ -141,6 +141,9 @@ class amortized_local {
     rate_.reset();
   }
 
+  // A barrier takes the freeable list (from the owner, or from a borrowed record) to free it now.
+  core::retired_list take() noexcept { return std::move(freeable_); }
+
   // For tests and observers on the owning thread.
   std::size_t freeable() const noexcept { return freeable_.size(); }
   std::size_t held() const noexcept { return freeable_.size(); }
@@ -197,6 +200,7 @@ struct amortized_free {
   // Not bounded: a container that retires more than K nodes per operation grows the freeable list
   // without bound.
   static constexpr bool bounded = false;
+  static constexpr bool keeps_safe_garbage = true;
   static constexpr unsigned per_operation = K;
   using local = detail::amortized_local<detail::fixed_rate<K>>;
 };
@@ -208,6 +212,7 @@ struct adaptive_free_between {
   using policy_kind = free_policy_kind;
   // Not bounded: a retire rate above Max grows the freeable list without bound.
   static constexpr bool bounded = false;
+  static constexpr bool keeps_safe_garbage = true;
   static constexpr unsigned min_per_operation = Min;
   static constexpr unsigned max_per_operation = Max;
   using local = detail::amortized_local<detail::adaptive_rate<Min, Max>>;

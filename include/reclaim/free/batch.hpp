@@ -18,10 +18,13 @@ struct free_policy_kind {};
 //   on_operation(ctx)   called at the start of every operation (where amortized policies free)
 //   drain(ctx)          free everything held, at thread exit and domain destruction
 //   held()              how many safe objects it still holds (for timeline::event::epoch_seen)
+//   take()              hands over everything held, unfreed (a barrier frees it: core/domain.hpp)
+// and declares keeps_safe_garbage: whether on_operation() touches garbage (a list a barrier takes).
 // ctx is the thread's record (core::thread_record), which counts what is freed.
 struct batch_free {
   using policy_kind = free_policy_kind;
   static constexpr bool bounded = true;  // nothing safe is kept
+  static constexpr bool keeps_safe_garbage = false;
 
   struct local {
     template <class Ctx>
@@ -36,6 +39,7 @@ struct batch_free {
     template <class Ctx>
     void drain(Ctx&) noexcept {}
     std::size_t held() const noexcept { return 0; }
+    core::retired_list take() noexcept { return {}; }
   };
 };
 

@@ -20,6 +20,7 @@
 // mean that, a thread re-reads the epoch after announcing (one load of a read-mostly line) until
 // the two agree, as ebr does (begin()).
 #pragma once
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 
@@ -64,8 +65,9 @@ struct debra : core::scheme_base<debra<Policies...>> {
 namespace detail {
 template <class FreePolicy>
 struct debra_record : core::thread_record<FreePolicy> {
-  // An announcement is (epoch << 1) | quiescent.
-  static constexpr std::uint64_t quiescent_bit = 1;
+  // An announcement is (epoch << 1) | quiescent, with lent_bit added while a barrier holds the
+  // garbage of the (quiescent) record.
+  static constexpr std::uint64_t quiescent_bit = 1, lent_bit = std::uint64_t{1} << 63;
   static constexpr unsigned orphan_batches = epoch_bags::count;
 
   // Read by other threads' checks.
@@ -85,9 +87,13 @@ class debra<Policies...>::domain
     : public core::domain_base<domain, detail::debra_record<free_policy>> {
   using record = detail::debra_record<free_policy>;
   using base = core::domain_base<domain, record>;
-  static constexpr std::uint64_t quiescent_bit = record::quiescent_bit;
+  static constexpr std::uint64_t quiescent_bit = record::quiescent_bit, lent_bit = record::lent_bit;
 
  public:
+  using guard_type = debra::guard;
+  static constexpr bool grace_periods = true;
+  using base::retire;  // domain.retire(node[, deleter]) from any thread
+
   domain() = default;
   ~domain() { this->shutdown(); }
 
@@ -115,14 +121,16 @@ class debra<Policies...>::domain
     // try_advance() (acquire: what the checks saw happens before the frees of on_new_epoch()),
     // the exchange with the seq_cst load in check_one().
     std::uint64_t e = epoch_.load(std::memory_order_seq_cst);
-    for (;;) {
-      // Full fence (seq_cst RMW): the announcement is visible before this operation's first read
-      // of a shared pointer; a plain store could sit in x86's store buffer while we read a node.
-      r.announce.exchange(e << 1, std::memory_order_seq_cst);
-      const std::uint64_t now = epoch_.load(std::memory_order_seq_cst);
-      if (now == e) [[likely]] break;
+    // Full fence (seq_cst RMW): the announcement is visible before this operation's first read of
+    // a shared pointer; a plain store could sit in x86's store buffer while we read a node. An RMW
+    // also tells us whether a barrier holds our garbage (thread_record::try_borrow); only the
+    // first can (a barrier borrows a quiescent record only).
+    const std::uint64_t was = r.announce.exchange(e << 1, std::memory_order_seq_cst);
+    for (std::uint64_t now; (now = epoch_.load(std::memory_order_seq_cst)) != e;) {
       e = now;
+      r.announce.exchange(e << 1, std::memory_order_seq_cst);
     }
+    if (was & lent_bit) [[unlikely]] r.wait_until_given_back();
     if (e != r.seen_epoch) [[unlikely]] on_new_epoch(r, e);
     r.freeing.on_operation(r);
     if (++r.ops_since_check >= check_interval) [[unlikely]] {
@@ -177,17 +185,84 @@ class debra<Policies...>::domain
       r.count_epoch_advance(e + 1);
   }
 
-  // Thread exit: the record goes quiescent (even if the thread left inside a guard) and its bags go
-  // to the orphanage with their tags. The progress of its checks is kept (ops_since_check, and the
-  // pass with the epoch it is for): a run of short-lived threads that reuse this record, each
-  // running fewer operations than a pass takes, must still complete passes together, or the epoch
-  // would never advance. The checks of a pass are valid whoever made them, as long as the epoch
-  // did not change (on_new_epoch() starts a new pass).
+  // Every record quiescent or in epoch e: check_one()'s pass, all at once (synchronize()).
+  bool can_advance(std::uint64_t e) const noexcept {
+    for (const record* other = this->threads_.head(); other;
+         other = decltype(this->threads_)::next_of(other)) {
+      // seq_cst and acquire: as in check_one().
+      const std::uint64_t a = other->announce.load(std::memory_order_seq_cst);
+      if ((a & quiescent_bit) == 0 && (a >> 1) != e) return false;
+    }
+    return true;
+  }
+  bool advance(record& r, std::uint64_t e) {
+    if (!can_advance(e)) return false;
+    try_advance(r, e);
+    return true;
+  }
+
+  // An operation that began before the call is seen announcing a (or it has ended), and keeps the
+  // epoch <= a+1 while it runs (argument (1) of begin()): the epoch reaches a+2 only after it
+  // ended. An operation that begins once the epoch has moved on announces a later epoch and does
+  // not hold that target.
+  bool wait_for_grace_period(record& me, core::deadline d) {
+    std::uint64_t target = 0;
+    this->threads_.for_each([&](const record& r) {
+      // seq_cst: after the exchange of an operation that began before the call (argument (1)).
+      const std::uint64_t a = r.announce.load(std::memory_order_seq_cst);
+      if ((a & quiescent_bit) == 0) target = std::max(target, (a >> 1) + 2);
+    });
+    return detail::drive_epoch(epoch_, target, d, [&](std::uint64_t e) { return advance(me, e); });
+  }
+
+  static void take_garbage(record& r, typename base::gathered& into) noexcept {
+    r.bags.take_all(into.unsafe);
+    into.safe.splice(r.freeing.take());
+  }
+
+  // Our garbage, then every other record's (borrowed while quiescent) and the orphans: every tag is
+  // at most the epoch e read after, so all of it is safe at e+3 (begin()).
+  bool barrier_locked(record& me, core::deadline d) {
+    typename base::gathered g;
+    bool done = this->gather(me, g, d, [](record& r, typename base::gathered& into) {
+      const std::uint64_t a = r.announce.load(std::memory_order_relaxed);
+      if ((a & quiescent_bit) == 0) return false;  // in an operation: try again later
+      return base::borrow_if_idle(r, r.announce, a, a | lent_bit, into);
+    });
+    const std::uint64_t e = epoch_.load(std::memory_order_seq_cst);
+    done = done && detail::drive_epoch(epoch_, e + 3, d, [&](std::uint64_t now) {
+      return advance(me, now);
+    });
+    return this->finish_barrier(me, g, done, e);
+  }
+
+  // An operation of our own (which holds our garbage against a barrier), one advance if every
+  // thread allows it, what that makes safe, and the free policy's safe garbage.
+  void flush_local(record& me) {
+    record& r = begin(me);
+    advance(r, r.seen_epoch);
+    const std::uint64_t e = epoch_.load(std::memory_order_seq_cst);
+    if (e != r.seen_epoch) on_new_epoch(r, e);  // a later tag for later retires is only safer
+    r.freeing.drain(r);
+    end(r);
+  }
+
+  // Thread exit: the record holds its garbage (an announcement that is not quiescent, even if the
+  // thread left inside a guard), its bags go to the orphanage with their tags and its free policy
+  // is drained, and then it goes quiescent. The progress of its checks is kept (ops_since_check,
+  // and the pass with the epoch it is for): a run of short-lived threads that reuse this record,
+  // each running fewer operations than a pass takes, must still complete passes together, or the
+  // epoch would never advance. The checks of a pass are valid whoever made them, as long as the
+  // epoch did not change (on_new_epoch() starts a new pass).
   void on_thread_exit(record& r) noexcept {
-    r.announce.store((r.seen_epoch << 1) | quiescent_bit, std::memory_order_release);
+    if (r.announce.exchange(r.seen_epoch << 1, std::memory_order_seq_cst) & lent_bit)
+      r.wait_until_given_back();
     r.bags.hand_over([&](core::retired_list&& bag, std::uint64_t tag) {
       this->orphan(r, std::move(bag), tag);
     });
+    r.freeing.drain(r);
+    // release: pairs with the seq_cst loads of the checks, as in end().
+    r.announce.store((r.seen_epoch << 1) | quiescent_bit, std::memory_order_release);
   }
 
   alignas(core::cache_line) std::atomic<std::uint64_t> epoch_{1};

@@ -24,6 +24,7 @@
 // thread's lists keep their age in the orphanage: any live thread frees them once it sees their
 // tag + 3. The free policy is a parameter.
 #pragma once
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <string_view>
@@ -76,6 +77,8 @@ struct ebr_record : core::thread_record<FreePolicy> {
   // The announcement of a thread outside any operation. The epoch starts at 1 and only grows, so
   // no valid announcement is 0.
   static constexpr std::uint64_t idle = 0;
+  // The announcement while a barrier holds the garbage of the (idle) record: idle for scans.
+  static constexpr std::uint64_t lent = std::uint64_t{1} << 63;
   static constexpr unsigned orphan_batches = epoch_bags::count;
 
   // Read by other threads' advance attempts.
@@ -94,9 +97,13 @@ class basic_ebr<Flavour, Policies...>::domain
     : public core::domain_base<domain, detail::ebr_record<free_policy>> {
   using record = detail::ebr_record<free_policy>;
   using base = core::domain_base<domain, record>;
-  static constexpr std::uint64_t idle = record::idle;
+  static constexpr std::uint64_t idle = record::idle, lent = record::lent;
 
  public:
+  using guard_type = basic_ebr::guard;
+  static constexpr bool grace_periods = true;
+  using base::retire;  // domain.retire(node[, deleter]) from any thread
+
   domain() = default;
   ~domain() { this->shutdown(); }
 
@@ -123,14 +130,16 @@ class basic_ebr<Flavour, Policies...>::domain
     // can_advance(). Acquire part of the load: what the advancer learned from its scan (that
     // retirers of old lists left their operations) happens before we free those lists.
     std::uint64_t e = epoch_.load(std::memory_order_seq_cst);
-    for (;;) {
-      // Full fence (seq_cst RMW): the announcement is visible before this operation's first read
-      // of a shared pointer; a plain store could sit in x86's store buffer while we read a node.
-      r.announce.exchange(e, std::memory_order_seq_cst);
-      std::uint64_t now = epoch_.load(std::memory_order_seq_cst);
-      if (now == e) [[likely]] break;
+    // Full fence (seq_cst RMW): the announcement is visible before this operation's first read of
+    // a shared pointer; a plain store could sit in x86's store buffer while we read a node. An RMW
+    // also tells us whether a barrier holds our garbage (thread_record::try_borrow); only the
+    // first can (a barrier borrows an idle record only).
+    const std::uint64_t was = r.announce.exchange(e, std::memory_order_seq_cst);
+    for (std::uint64_t now; (now = epoch_.load(std::memory_order_seq_cst)) != e;) {
       e = now;
+      r.announce.exchange(e, std::memory_order_seq_cst);
     }
+    if (was == lent) [[unlikely]] r.wait_until_given_back();
     if (e != r.local_epoch) [[unlikely]] on_new_epoch(r, e);
     r.freeing.on_operation(r);
     if (++r.entries_since_attempt >= advance_interval) [[unlikely]] {
@@ -168,33 +177,86 @@ class basic_ebr<Flavour, Policies...>::domain
       // seq_cst: pairs with the exchange in begin() (argument (2)); acquire part: an idle
       // announcement carries the other thread's completed reads (release in end(), detach()).
       std::uint64_t a = other->announce.load(std::memory_order_seq_cst);
-      if (a != idle && a != e) return false;
+      if (a != idle && a != lent && a != e) return false;
     }
     return true;
   }
 
-  // Slow path, out of line: one pass and a CAS. Records registered during the pass read the epoch
-  // after registering, so they announce e or later; missing them is safe.
-  [[gnu::noinline]] void try_advance(record& r, std::uint64_t e) {
-    if (!can_advance(e)) return;
+  // Slow path, out of line: one pass and a CAS; whether the epoch moved past e. Records registered
+  // during the pass read the epoch after registering, so they announce e or later; missing them is
+  // safe.
+  [[gnu::noinline]] bool try_advance(record& r, std::uint64_t e) {
+    if (!can_advance(e)) return false;
     std::uint64_t expected = e;
     // seq_cst: in the order S of argument (2), and a release for whoever reads the new epoch
     // (the loads in begin()): what this scan saw (retirers gone) happens before their frees.
     if (epoch_.compare_exchange_strong(expected, e + 1, std::memory_order_seq_cst,
                                        std::memory_order_relaxed))
       r.count_epoch_advance(e + 1);
+    return true;
   }
 
-  // Thread exit: the record goes idle (even if the thread left inside a guard) and its lists go to
-  // the orphanage with their tags. entries_since_attempt is kept: short-lived threads that reuse
+  // An operation that began before the call is seen announcing a (or it has ended), and keeps the
+  // epoch <= a+1 while it runs (argument (2) of begin()): the epoch reaches a+2 only after it
+  // ended. An operation that begins once the epoch has moved on announces a later epoch and does
+  // not hold that target.
+  bool wait_for_grace_period(record& me, core::deadline d) {
+    std::uint64_t target = 0;
+    this->threads_.for_each([&](const record& r) {
+      // seq_cst: after the exchange of an operation that began before the call (argument (2)).
+      const std::uint64_t a = r.announce.load(std::memory_order_seq_cst);
+      if (a != idle && a != lent) target = std::max(target, a + 2);
+    });
+    return detail::drive_epoch(epoch_, target, d,
+                               [&](std::uint64_t e) { return try_advance(me, e); });
+  }
+
+  static void take_garbage(record& r, typename base::gathered& into) noexcept {
+    r.bags.take_all(into.unsafe);
+    into.safe.splice(r.freeing.take());
+  }
+
+  // Our garbage, then every other record's (borrowed while idle) and the orphans: every tag is at
+  // most the epoch e read after, so all of it is safe at e+3 (begin()).
+  bool barrier_locked(record& me, core::deadline d) {
+    typename base::gathered g;
+    bool done = this->gather(me, g, d, [](record& r, typename base::gathered& into) {
+      return base::borrow_if_idle(r, r.announce, idle, lent, into);
+    });
+    const std::uint64_t e = epoch_.load(std::memory_order_seq_cst);
+    done = done && detail::drive_epoch(epoch_, e + 3, d, [&](std::uint64_t now) {
+      return try_advance(me, now);
+    });
+    return this->finish_barrier(me, g, done, e);
+  }
+
+  // An operation of our own (which holds our garbage against a barrier), one advance if every
+  // thread allows it, what that makes safe, and the free policy's safe garbage.
+  void flush_local(record& me) {
+    record& r = begin(me);
+    try_advance(r, r.local_epoch);
+    const std::uint64_t e = epoch_.load(std::memory_order_seq_cst);
+    if (e != r.local_epoch) on_new_epoch(r, e);  // a later tag for later retires is only safer
+    r.freeing.drain(r);
+    end(r);
+  }
+
+  // Thread exit: the record holds its garbage (a non-idle announcement, even if the thread left
+  // inside a guard), its lists go to the orphanage with their tags and its free policy is
+  // drained, and then it goes idle. entries_since_attempt is kept: short-lived threads that reuse
   // this record still get to advance the epoch.
   void on_thread_exit(record& r) noexcept {
-    // release: pairs with the seq_cst load in can_advance(), as in end().
-    r.announce.store(idle, std::memory_order_release);
+    // An epoch no newer than the current one (never idle: the epoch starts at 1).
+    const std::uint64_t holding = r.local_epoch == 0 ? 1 : r.local_epoch;
+    if (r.announce.exchange(holding, std::memory_order_seq_cst) == lent)
+      r.wait_until_given_back();
     r.bags.hand_over([&](core::retired_list&& bag, std::uint64_t tag) {
       this->orphan(r, std::move(bag), tag);
     });
+    r.freeing.drain(r);
     r.local_epoch = 0;
+    // release: pairs with the seq_cst load in can_advance(), as in end().
+    r.announce.store(idle, std::memory_order_release);
   }
 
   alignas(core::cache_line) std::atomic<std::uint64_t> epoch_{1};

@@ -92,8 +92,10 @@ struct hp_record : core::thread_record<FreePolicy> {
   // slots that protections own.
   alignas(core::cache_line) core::slot_block<const void*, K> hazards;
   core::slot_pool<const void*, 8> owned;
-  // Owner only.
-  alignas(core::cache_line) core::retired_list retired;
+  // Written by the owner around each retire, read by a barrier (core::garbage_claim).
+  alignas(core::cache_line) core::garbage_claim claim;
+  // Owner only (or a barrier that borrowed the record).
+  core::retired_list retired;
   std::vector<const void*> snapshot;  // reused across scans: no allocation in steady state
 
   void destroy_garbage() noexcept { retired.destroy_all(); }
@@ -106,8 +108,14 @@ class hp<Policies...>::domain
   using record = detail::hp_record<free_policy, slot_count>;
   using block = core::slot_block<const void*, slot_count>;
   using base = core::domain_base<domain, record>;
+  using claim = core::garbage_claim;
+  using holding = claim::scope<record>;
 
  public:
+  using guard_type = hp::guard;
+  static constexpr bool grace_periods = true;
+  using base::retire;  // domain.retire(node[, deleter]) from any thread
+
   domain() = default;
   ~domain() {
 #ifndef NDEBUG
@@ -175,7 +183,7 @@ class hp<Policies...>::domain
   block& open(record& r) {
     const unsigned level = r.enter();
     if (level == 0) [[likely]] {
-      r.freeing.on_operation(r);
+      core::garbage_claim::free_policy_step(r);
       return r.hazards;
     }
     return nested_block(r, level);
@@ -204,6 +212,7 @@ class hp<Policies...>::domain
   }
 
   void retire(record& r, core::retired_hook* node) {
+    holding garbage(r);
     r.retired.push(node);
     r.count_retired(this->gauge_);
     if (r.retired.size() >= scan_threshold()) [[unlikely]] scan(r);
@@ -211,6 +220,14 @@ class hp<Policies...>::domain
 
   void scan(record& r) {
     r.retired.splice(this->adopt_orphans());
+    core::retired_list safe;
+    take_unprotected(r, r.retired, safe);
+    core::counters::add(r.ctr.scans, 1);
+    r.release_safe(std::move(safe), this->gauge_);
+  }
+
+  // Moves the nodes of `list` that no hazard protects now into `safe`.
+  void take_unprotected(record& r, core::retired_list& list, core::retired_list& safe) {
     fence::heavy();  // pairs with fence::light() in protect(): see core/fence.hpp
     r.snapshot.clear();
     auto collect = [&](const auto& b) {
@@ -225,13 +242,44 @@ class hp<Policies...>::domain
       other.owned.for_each(collect);
     });
     std::sort(r.snapshot.begin(), r.snapshot.end());
-    core::retired_list safe;
-    r.retired.partition_into(safe, [&](core::retired_hook* node) {
+    list.partition_into(safe, [&](core::retired_hook* node) {
       return !std::binary_search(r.snapshot.begin(), r.snapshot.end(),
                                  static_cast<const void*>(node));
     });
-    core::counters::add(r.ctr.scans, 1);
-    r.release_safe(std::move(safe), this->gauge_);
+  }
+
+  // An operation here is an outermost guard: see core::domain_base::wait_for_open_guards.
+  bool wait_for_grace_period(record&, core::deadline d) const {
+    return this->wait_for_open_guards(d);
+  }
+
+  static void take_garbage(record& r, typename base::gathered& into) noexcept {
+    into.unsafe.splice(std::move(r.retired));
+    into.safe.splice(r.freeing.take());
+  }
+
+  // Our garbage, then every other record's (borrowed between its retires, even while its thread
+  // stalls inside a guard) and the orphans; then scans until no hazard protects any of it.
+  bool barrier_locked(record& me, core::deadline d) {
+    typename base::gathered g;
+    bool done = this->gather(me, g, d, [](record& r, typename base::gathered& into) {
+      return base::borrow_if_idle(r, r.claim.word, claim::free, claim::lent, into);
+    });
+    core::waiter w(d);
+    for (;;) {
+      take_unprotected(me, g.unsafe, g.safe);
+      core::counters::add(me.ctr.scans, 1);
+      if (g.unsafe.empty() || !w.wait()) break;
+    }
+    // Only what no one protects any more is safe: the rest waits in the orphanage.
+    return this->finish_barrier(me, g, done && g.unsafe.empty(), 0);
+  }
+
+  // A scan, and the free policy's safe garbage.
+  void flush_local(record& r) {
+    holding garbage(r);
+    scan(r);
+    r.freeing.drain(r);
   }
 
   // Thread exit (possibly inside guards): every hazard goes, and we scan once more, so that what
@@ -240,10 +288,12 @@ class hp<Policies...>::domain
   // scan ever looks at. A protection still owning a slot now was leaked (its guard_ptr's
   // thread_local or stack lifetime has ended): its slot is cleared and stays taken.
   void on_thread_exit(record& r) noexcept {
+    holding garbage(r);
     r.hazards.for_each_owned(clear<block>);
     r.owned.for_each_owned(clear<typename decltype(r.owned)::block>);
     scan(r);
     this->orphan(r, std::move(r.retired));
+    r.freeing.drain(r);
   }
 
   // Hazard slots beyond each record's first block: nested guards' blocks and protections' pools.

@@ -217,8 +217,10 @@ struct nbr_record : core::thread_record<FreePolicy> {
   std::atomic<std::uint64_t> announce{0};  // nbr_plus: odd while the owner runs a signal round
   // The outermost guard's R reservations, and blocks for nested guards.
   reservation_block<R> reserved;
-  // Owner only.
-  alignas(core::cache_line) core::retired_list bag;  // newest first
+  // Written by the owner around each retire, read by a barrier (core::garbage_claim).
+  alignas(core::cache_line) core::garbage_claim claim;
+  // Owner only (or a barrier that borrowed the record).
+  core::retired_list bag;  // newest first
   bool bound = false;                                // tid set and signal unblocked
   // nbr_plus: watching other threads' rounds since the bag crossed the low watermark.
   bool watching = false;
@@ -246,8 +248,14 @@ class basic_nbr<Variant, Policies...>::domain
   using record = detail::nbr_record<free_policy, R>;
   using block = detail::reservation_block<R>;
   using base = core::domain_base<domain, record>;
+  using claim = core::garbage_claim;
+  using holding = claim::scope<record>;
 
  public:
+  using guard_type = basic_nbr::guard;
+  static constexpr bool grace_periods = true;
+  using base::retire;  // domain.retire(node[, deleter]) from any thread
+
   domain() : signal_(signal::number()) { detail::install_nbr_handler(signal_, signal::describe()); }
   ~domain() { this->shutdown(); }
 
@@ -283,7 +291,7 @@ class basic_nbr<Variant, Policies...>::domain
     if (level == 0) {
       if (!r.bound) [[unlikely]] bind(r);
       detail::refresh_read_phase_mask();
-      r.freeing.on_operation(r);
+      core::garbage_claim::free_policy_step(r);
     }
     detail::current_phase.store(&r.phase, std::memory_order_relaxed);
     return b;
@@ -364,6 +372,7 @@ class basic_nbr<Variant, Policies...>::domain
 
   void retire(record& r, core::retired_hook* node) {
     assert((r.phase.seq.load(std::memory_order_relaxed) & 1) == 0 && "retire inside a read phase");
+    holding garbage(r);
     r.bag.push(node);
     r.count_retired(this->gauge_);
     r.bag.splice(this->adopt_orphans());
@@ -372,17 +381,7 @@ class basic_nbr<Variant, Policies...>::domain
 
   [[gnu::noinline]] void on_full_bag(record& r) {
     if (r.bag.size() >= threshold) {
-      if constexpr (Variant::plus) {
-        // seq_cst RMW: the round (odd) begins before its snapshot of the phase words; pairs with
-        // the acquire loads in observed_a_round().
-        r.announce.fetch_add(1, std::memory_order_seq_cst);
-        signal_round(r);
-        // release: the round, including its wait for every reader, happens before a watcher
-        // that sees it complete (acquire in observed_a_round()) frees its own nodes.
-        r.announce.fetch_add(1, std::memory_order_release);
-      } else {
-        signal_round(r);
-      }
+      round(r);
       r.watching = false;
       reclaim_older_than(r, nullptr);
       return;
@@ -398,6 +397,65 @@ class basic_nbr<Variant, Policies...>::domain
         }
       }
     }
+  }
+
+  // A signal round of our own; nbr_plus announces it to the threads that watch.
+  void round(record& r) {
+    if constexpr (Variant::plus) {
+      // seq_cst RMW: the round (odd) begins before its snapshot of the phase words; pairs with
+      // the acquire loads in observed_a_round().
+      r.announce.fetch_add(1, std::memory_order_seq_cst);
+      signal_round(r);
+      // release: the round, including its wait for every reader, happens before a watcher
+      // that sees it complete (acquire in observed_a_round()) frees its own nodes.
+      r.announce.fetch_add(1, std::memory_order_release);
+    } else {
+      signal_round(r);
+    }
+  }
+
+  // An operation here is an outermost guard: see core::domain_base::wait_for_open_guards.
+  bool wait_for_grace_period(record&, core::deadline d) const {
+    return this->wait_for_open_guards(d);
+  }
+
+  // nbr_plus: the bookmark pointed into the bag taken, so the watch starts again.
+  static void take_garbage(record& r, typename base::gathered& into) noexcept {
+    into.unsafe.splice(std::move(r.bag));
+    into.safe.splice(r.freeing.take());
+    r.watching = false;
+    r.bookmark = nullptr;
+  }
+
+  // Our garbage, then every other record's (borrowed between its retires) and the orphans; one
+  // round neutralizes every read phase that could still reach them, and what write phases reserve
+  // is freed once they have moved on (a read phase that begins after the round cannot reach a node
+  // unlinked before it, so no second round is needed).
+  bool barrier_locked(record& me, core::deadline d) {
+    typename base::gathered g;
+    bool done = this->gather(me, g, d, [](record& r, typename base::gathered& into) {
+      return base::borrow_if_idle(r, r.claim.word, claim::free, claim::lent, into);
+    });
+    round(me);
+    core::waiter w(d);
+    for (;;) {
+      take_unreserved(me, g.unsafe, g.safe);
+      if (g.unsafe.empty() || !w.wait()) break;
+    }
+    // Only what no one protects any more is safe: the rest waits in the orphanage.
+    return this->finish_barrier(me, g, done && g.unsafe.empty(), 0);
+  }
+
+  // A round and a reclamation pass over the whole bag (with the orphans), and the free policy's
+  // safe garbage. Not inside a read phase: the round does not neutralize our own.
+  void flush_local(record& r) {
+    assert((r.phase.seq.load(std::memory_order_relaxed) & 1) == 0 && "flush inside a read phase");
+    holding garbage(r);
+    r.bag.splice(this->adopt_orphans());
+    round(r);
+    r.watching = false;
+    reclaim_older_than(r, nullptr);
+    r.freeing.drain(r);
   }
 
   // Signals every other thread seen in a read phase, then waits until each has left that read
@@ -488,16 +546,21 @@ class basic_nbr<Variant, Policies...>::domain
   void reclaim_older_than(record& r, const core::retired_hook* first_old) {
     core::retired_list newer;
     core::retired_list old = split_from(r.bag, first_old, newer);
-    collect_reservations(r);
     core::retired_list safe;
-    old.partition_into(safe, [&](core::retired_hook* node) {
-      return !std::binary_search(r.reserved_now.begin(), r.reserved_now.end(), node);
-    });
-    core::counters::add(r.ctr.scans, 1);
+    take_unreserved(r, old, safe);
     // Newer nodes stay in front of the kept old ones: the bag stays ordered newest first.
     old.splice(std::move(newer));
     r.bag = std::move(old);
     r.release_safe(std::move(safe), this->gauge_);
+  }
+
+  // Moves the nodes of `list` that no write phase reserves now into `safe` (a reclamation pass).
+  void take_unreserved(record& r, core::retired_list& list, core::retired_list& safe) {
+    collect_reservations(r);
+    list.partition_into(safe, [&](core::retired_hook* node) {
+      return !std::binary_search(r.reserved_now.begin(), r.reserved_now.end(), node);
+    });
+    core::counters::add(r.ctr.scans, 1);
   }
 
   // Splits `bag` before `first_old`: returns first_old and everything older, leaves the newer
@@ -547,11 +610,13 @@ class basic_nbr<Variant, Policies...>::domain
   // watcher comparing with it, must see them move on.
   void on_thread_exit(record& r) noexcept {
     leave_read_phase(r);
+    holding garbage(r);
     r.reserved.for_each_owned([](block& b) {
       b.owner.count = R;
       clear_reservations(b);
     });
     this->orphan(r, std::move(r.bag));
+    r.freeing.drain(r);
     if (detail::current_phase.load(std::memory_order_relaxed) == &r.phase)
       detail::current_phase.store(nullptr, std::memory_order_relaxed);
     r.bound = false;

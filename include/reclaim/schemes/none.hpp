@@ -38,6 +38,11 @@ class none::domain : public core::domain_base<none::domain, detail::none_record>
   using base = core::domain_base<domain, record>;
 
  public:
+  using guard_type = none::guard;
+  // Operations leave no trace (the guard touches nothing) and nothing is freed while the domain
+  // lives: there is no synchronize() or barrier() to offer; flush() frees nothing.
+  static constexpr bool grace_periods = false;
+
   domain() = default;
   ~domain() { shutdown(); }
 
@@ -46,6 +51,7 @@ class none::domain : public core::domain_base<none::domain, detail::none_record>
   friend base;
 
   void on_thread_exit(record& r) noexcept { orphan(r, std::move(r.leaked)); }
+  void flush_local(record&) noexcept {}
 };
 
 // Touches no per-thread state until it retires, so that an operation costs nothing; it takes no

@@ -25,6 +25,7 @@
 // state). Lists of exited (or offline) threads keep their tags in the orphanage, and any live
 // thread frees them at tag + 3; the free policy is a parameter.
 #pragma once
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <string_view>
@@ -68,6 +69,9 @@ struct qsbr_record : core::thread_record<FreePolicy> {
 
   // Read by other threads' advance attempts: the epoch seen at the last quiescent state.
   alignas(core::cache_line) std::atomic<std::uint64_t> announce{offline};
+  // Read by a barrier: the last epoch at which the owner freed its lists three epochs old (and
+  // drained its free policy, while a barrier runs).
+  std::atomic<std::uint64_t> collected{0};
   // Owner only.
   alignas(core::cache_line) std::uint64_t local_epoch = 0;  // the value announced
   bool online = false;
@@ -86,6 +90,10 @@ class qsbr<Policies...>::domain
   static constexpr std::uint64_t offline = record::offline;
 
  public:
+  using guard_type = qsbr::guard;
+  static constexpr bool grace_periods = true;
+  using base::retire;  // domain.retire(node[, deleter]) from any thread
+
   domain() = default;
   ~domain() { this->shutdown(); }
 
@@ -129,16 +137,21 @@ class qsbr<Policies...>::domain
     // load on x86. Acquire part: pairs with the CAS in try_advance(), so that what its scan saw
     // (every retirer of lists we free passed a later quiescent state) happens before our frees.
     std::uint64_t e = epoch_.load(std::memory_order_seq_cst);
+    pass_quiescent_state(r, e);
+    if (++r.states_since_attempt >= advance_interval) [[unlikely]] {
+      r.states_since_attempt = 0;
+      try_advance(r, e);
+    }
+  }
+
+  // An online thread outside any operation, which read the epoch e.
+  void pass_quiescent_state(record& r, std::uint64_t e) noexcept {
     if (e != r.local_epoch) [[unlikely]] {
       // release: this operation's reads happen before a scan that reads this value (seq_cst load
       // in can_advance()). Only the first store of a value matters (the argument above), so an
       // unchanged epoch stores nothing.
       r.announce.store(e, std::memory_order_release);
       on_new_epoch(r, e);
-    }
-    if (++r.states_since_attempt >= advance_interval) [[unlikely]] {
-      r.states_since_attempt = 0;
-      try_advance(r, e);
     }
   }
 
@@ -178,6 +191,11 @@ class qsbr<Policies...>::domain
     r.local_epoch = e;
     r.bags.collect(e, r, this->gauge_);
     this->free_safe_orphans(r, [e](std::uint64_t tag) { return detail::epoch_bags::safe(tag, e); });
+    // seq_cst: a barrier's increment precedes its reading of the epoch it drives from, which
+    // precedes every advance we may have seen (the order S); so while it waits for us, we see it.
+    if (barriers_.load(std::memory_order_seq_cst) != 0) r.freeing.drain(r);
+    // release: our frees happen before a barrier that reads this value (acquire).
+    r.collected.store(e, std::memory_order_release);
   }
 
   bool can_advance(std::uint64_t e) const noexcept {
@@ -191,25 +209,102 @@ class qsbr<Policies...>::domain
     return true;
   }
 
-  [[gnu::noinline]] void try_advance(record& r, std::uint64_t e) {
-    if (!can_advance(e)) return;
+  // Whether the epoch moved past e (by our CAS or another's).
+  [[gnu::noinline]] bool try_advance(record& r, std::uint64_t e) {
+    if (!can_advance(e)) return false;
     std::uint64_t expected = e;
     // seq_cst: in the order S of go_online(); release for the loads of the new epoch.
     if (epoch_.compare_exchange_strong(expected, e + 1, std::memory_order_seq_cst,
                                        std::memory_order_relaxed))
       r.count_epoch_advance(e + 1);
+    return true;
   }
 
-  // thread_offline() and thread exit: the record stops holding the epoch back, and its lists go to
-  // the orphanage with their tags, since an idle thread would not free them.
+  // The caller is outside any operation: if online, it passes a quiescent state at each epoch it
+  // sees (or it would hold the epoch back itself).
+  bool advance_as_quiescent(record& me, std::uint64_t e) {
+    if (me.online) pass_quiescent_state(me, e);
+    return try_advance(me, e);
+  }
+
+  // An operation that began before the call runs on an online thread whose last announcement we
+  // see, a (or a later one, or offline); the advance to a+2 needs it to announce a+1, at a
+  // quiescent state after that operation, or to go offline (quiescent_state()'s argument). A live
+  // thread that runs no operation and is not offline announces nothing: it holds us until it does.
+  bool wait_for_grace_period(record& me, core::deadline d) {
+    std::uint64_t target = 0;
+    this->threads_.for_each([&](const record& r) {
+      // seq_cst: in the order S of go_online().
+      const std::uint64_t a = r.announce.load(std::memory_order_seq_cst);
+      if (&r != &me && a != offline) target = std::max(target, a + 2);
+    });
+    return detail::drive_epoch(epoch_, target, d,
+                               [&](std::uint64_t e) { return advance_as_quiescent(me, e); });
+  }
+
+  // No borrowing (an operation begins with no RMW a borrower could order itself against): every
+  // online thread frees its own lists when it sees the epoch three past their tags, and drains its
+  // free policy while a barrier runs; a thread that went offline handed its lists to the
+  // orphanage and drained its free policy. Every tag of the garbage retired before the call is at
+  // most the epoch e read after the increment, so we drive the epoch to e+3 and wait for each
+  // online thread to have collected there. A live thread that runs no operation and is not offline
+  // never collects: it holds the barrier until it does (and it holds the epoch anyway).
+  bool barrier_locked(record& me, core::deadline d) {
+    barriers_.fetch_add(1, std::memory_order_seq_cst);
+    typename base::gathered g;
+    me.bags.take_all(g.unsafe);
+    g.safe.splice(me.freeing.take());
+    const std::uint64_t e = epoch_.load(std::memory_order_seq_cst);
+    bool done = detail::drive_epoch(epoch_, e + 3, d, [&](std::uint64_t now) {
+      return advance_as_quiescent(me, now);
+    });
+    for (const record* r = this->threads_.head(); done && r; r = this->threads_.next_of(r)) {
+      if (r == &me) continue;
+      core::waiter w(d);
+      // seq_cst: an offline record handed its lists over before (release store in go_offline());
+      // acquire on collected: pairs with the release store in on_new_epoch().
+      while (r->announce.load(std::memory_order_seq_cst) != offline &&
+             r->collected.load(std::memory_order_acquire) < e + 3)
+        if (!w.wait()) {
+          done = false;
+          break;
+        }
+    }
+    const std::uint64_t now = epoch_.load(std::memory_order_seq_cst);
+    g.safe.splice(this->take_safe_orphans(
+        [now](std::uint64_t tag) { return detail::epoch_bags::safe(tag, now); }));
+    barriers_.fetch_sub(1, std::memory_order_relaxed);
+    return this->finish_barrier(me, g, done, e);
+  }
+
+  // Outside any operation, an online caller passes a quiescent state before and after one
+  // advance; any caller then frees the orphans that are safe and its free policy's safe garbage.
+  void flush_local(record& me) {
+    const bool quiescent = me.level() == 0 && me.online;
+    std::uint64_t e = epoch_.load(std::memory_order_seq_cst);
+    if (quiescent) pass_quiescent_state(me, e);
+    try_advance(me, e);
+    e = epoch_.load(std::memory_order_seq_cst);
+    if (quiescent)
+      pass_quiescent_state(me, e);
+    else
+      this->free_safe_orphans(me,
+                              [e](std::uint64_t tag) { return detail::epoch_bags::safe(tag, e); });
+    me.freeing.drain(me);
+  }
+
+  // thread_offline() and thread exit: the record's lists go to the orphanage with their tags, since
+  // an idle thread would not free them, its free policy is drained, and it stops holding the epoch
+  // back.
   void go_offline(record& r) noexcept {
-    // release: the reads of our past operations happen before a scan that sees us offline (seq_cst
-    // load in can_advance()), as at a quiescent state.
-    r.announce.store(offline, std::memory_order_release);
     r.online = false;
     r.bags.hand_over([&](core::retired_list&& bag, std::uint64_t tag) {
       this->orphan(r, std::move(bag), tag);
     });
+    r.freeing.drain(r);
+    // release: the reads of our past operations happen before a scan that sees us offline (seq_cst
+    // load in can_advance()), as at a quiescent state; and the hand-over before a barrier's.
+    r.announce.store(offline, std::memory_order_release);
   }
 
   // Thread exit: offline (a quiescent state, even if the thread left inside a guard: it will read
@@ -220,6 +315,7 @@ class qsbr<Policies...>::domain
   }
 
   alignas(core::cache_line) std::atomic<std::uint64_t> epoch_{1};
+  std::atomic<unsigned> barriers_{0};  // barriers in progress (serialized: 0 or 1)
 };
 
 template <class... Policies>

@@ -85,6 +85,8 @@ struct rcu_record : core::thread_record<FreePolicy> {
   // No reservation: larger than every epoch (the epoch starts at 1 and grows by one per N
   // retires), so it never collides with a valid one and the minimum ignores it.
   static constexpr std::uint64_t none = std::numeric_limits<std::uint64_t>::max();
+  // While a barrier holds the garbage of a record that reserved nothing: no reservation either.
+  static constexpr std::uint64_t lent = none - 1;
 
   // Read by other threads' scans.
   alignas(core::cache_line) std::atomic<std::uint64_t> reservation{none};
@@ -101,9 +103,13 @@ template <class... Policies>
 class rcu<Policies...>::domain : public core::domain_base<domain, detail::rcu_record<free_policy>> {
   using record = detail::rcu_record<free_policy>;
   using base = core::domain_base<domain, record>;
-  static constexpr std::uint64_t none = record::none;
+  static constexpr std::uint64_t none = record::none, lent = record::lent;
 
  public:
+  using guard_type = rcu::guard;
+  static constexpr bool grace_periods = true;
+  using base::retire;  // domain.retire(node[, deleter]) from any thread
+
   domain() = default;
   ~domain() { this->shutdown(); }
 
@@ -118,8 +124,9 @@ class rcu<Policies...>::domain : public core::domain_base<domain, detail::rcu_re
     std::uint64_t e = epoch_.load(std::memory_order_seq_cst);
     for (;;) {
       // Full fence (seq_cst RMW): the reservation is visible before our first read of a shared
-      // pointer.
-      r.reservation.exchange(e, std::memory_order_seq_cst);
+      // pointer. An RMW also tells us whether a barrier holds our garbage (try_borrow).
+      if (r.reservation.exchange(e, std::memory_order_seq_cst) == lent) [[unlikely]]
+        r.wait_until_given_back();
       std::uint64_t now = epoch_.load(std::memory_order_seq_cst);
       if (now == e) [[likely]] break;
       e = now;
@@ -184,13 +191,64 @@ class rcu<Policies...>::domain : public core::domain_base<domain, detail::rcu_re
     r.release_safe(std::move(safe), this->gauge_);
   }
 
-  // Thread exit: no reservation any more (even if the thread left inside a guard), the retired list
-  // goes to the orphanage, each node with its stamp. The counters are kept: short-lived threads
-  // that reuse this record still bump and scan.
+  // A grace period: the epoch moves to s+1, so an operation that begins after reserves s+1 or
+  // later; one that began before reserved at most s and holds it until it ends. Wait until no
+  // reservation is s or older (none and lent are larger than every epoch).
+  bool wait_for_grace_period(record& me, core::deadline d) {
+    // seq_cst RMW: in the release sequence of every stamp read before (retire()).
+    const std::uint64_t s = epoch_.fetch_add(1, std::memory_order_seq_cst);
+    me.count_epoch_advance(s + 1);
+    for (const record* other = this->threads_.head(); other;
+         other = decltype(this->threads_)::next_of(other)) {
+      core::waiter w(d);
+      // seq_cst and acquire: as in scan(); a value above s is a later operation's reservation (an
+      // RMW in the release sequence of the end() before it) or none.
+      while (other->reservation.load(std::memory_order_seq_cst) <= s)
+        if (!w.wait()) return false;
+    }
+    return true;
+  }
+
+  static void take_garbage(record& r, typename base::gathered& into) noexcept {
+    into.unsafe.splice(std::move(r.retired));
+    into.safe.splice(r.freeing.take());
+  }
+
+  // Our garbage, then every other record's (borrowed while it reserves nothing) and the orphans:
+  // each stamp was read before the grace period's increment, so all of it is older than every
+  // reservation that remains after it.
+  bool barrier_locked(record& me, core::deadline d) {
+    typename base::gathered g;
+    bool done = this->gather(me, g, d, [](record& r, typename base::gathered& into) {
+      return base::borrow_if_idle(r, r.reservation, none, lent, into);
+    });
+    done = done && wait_for_grace_period(me, d);
+    return this->finish_barrier(me, g, done, 0);
+  }
+
+  // One epoch increment (so that our own reservation is newer than every stamp so far), a scan in
+  // an operation of our own (which holds our garbage against a barrier), and the free policy's
+  // safe garbage.
+  void flush_local(record& me) {
+    me.count_epoch_advance(epoch_.fetch_add(1, std::memory_order_seq_cst) + 1);
+    record& r = begin(me);
+    scan(r);
+    r.freeing.drain(r);
+    end(r);
+  }
+
+  // Thread exit: the record holds its garbage (a reservation of the current epoch, even if the
+  // thread left inside a guard), its retired list goes to the orphanage, each node with its stamp,
+  // its free policy is drained, and then it reserves nothing. The counters are kept: short-lived
+  // threads that reuse this record still bump and scan.
   void on_thread_exit(record& r) noexcept {
+    if (r.reservation.exchange(epoch_.load(std::memory_order_seq_cst),
+                               std::memory_order_seq_cst) == lent)
+      r.wait_until_given_back();
+    this->orphan(r, std::move(r.retired));
+    r.freeing.drain(r);
     // release: pairs with the seq_cst load in scan().
     r.reservation.store(none, std::memory_order_release);
-    this->orphan(r, std::move(r.retired));
   }
 
   alignas(core::cache_line) std::atomic<std::uint64_t> epoch_{1};

@@ -159,8 +159,10 @@ template <class FreePolicy>
 struct token_record : core::thread_record<FreePolicy> {
   // A record's state: active while its thread is inside an operation (or serving the token);
   // token while the token waits there (only ever on an active record); fresh until the record's
-  // first operation (see join_ring()).
-  static constexpr std::uint64_t active_bit = 1, token_bit = 2, fresh_bit = 4;
+  // first operation (see join_ring()); lent while a barrier holds the garbage of the (inactive)
+  // record; exiting while its thread hands its garbage over at exit.
+  static constexpr std::uint64_t active_bit = 1, token_bit = 2, fresh_bit = 4, lent_bit = 8,
+                                 exiting_bit = 16;
   static constexpr unsigned orphan_batches = 2;
 
   // Written by passers (the token, skips) and the owner.
@@ -181,9 +183,14 @@ class token_ebr<Order, Policies...>::domain
   using record = detail::token_record<free_policy>;
   using base = core::domain_base<domain, record>;
   static constexpr std::uint64_t active_bit = record::active_bit, token_bit = record::token_bit,
-                                 fresh_bit = record::fresh_bit;
+                                 fresh_bit = record::fresh_bit, lent_bit = record::lent_bit,
+                                 exiting_bit = record::exiting_bit;
 
  public:
+  using guard_type = token_ebr::guard;
+  static constexpr bool grace_periods = true;
+  using base::retire;  // domain.retire(node[, deleter]) from any thread
+
   domain() = default;
   ~domain() { this->shutdown(); }
 
@@ -205,9 +212,10 @@ class token_ebr<Order, Policies...>::domain
     if (r.enter() != 0) return r;
     // acquire: pairs with the release part of a skip CAS in pass(), so what the passer knew (the
     // unlinks of nodes it is about to let be freed) happens before this operation's reads. An RMW,
-    // not a store: a skip is ordered before or after it in the state's modification order.
+    // not a store: a skip is ordered before or after it in the state's modification order, and so
+    // is a barrier's borrowing CAS (thread_record::try_borrow).
     std::uint64_t was = r.state.exchange(active_bit, std::memory_order_acquire);
-    if (was & fresh_bit) [[unlikely]] join_ring();
+    if (was & (fresh_bit | lent_bit)) [[unlikely]] first_or_lent(r, was);
     if (parked_.load(std::memory_order_relaxed)) [[unlikely]] pick_up(r);
     r.freeing.on_operation(r);
     return r;
@@ -338,6 +346,11 @@ class token_ebr<Order, Policies...>::domain
   // release: pairs with the acquire exchange in pick_up().
   void park() noexcept { parked_.store(true, std::memory_order_release); }
 
+  [[gnu::noinline]] void first_or_lent(record& r, std::uint64_t was) noexcept {
+    if (was & lent_bit) r.wait_until_given_back();
+    if (was & fresh_bit) join_ring();
+  }
+
   // A new record's first operation: an RMW on rounds_ (a CAS writing the value it read; a
   // fetch_add(0) may be compiled as a fence and a load). acq_rel: pairs with complete_round().
   [[gnu::noinline]] void join_ring() noexcept { (void)touch_rounds(); }
@@ -371,17 +384,72 @@ class token_ebr<Order, Policies...>::domain
     return r.current.size() + r.previous.size() + r.freeing.held();
   }
 
-  // Thread exit, possibly inside an operation: the record goes inactive, a token it holds moves on,
-  // and its bags go to the orphanage stamped with the round count n read by an RMW after every
-  // unlink of their nodes. They are safe once rounds_ reads n + 3 (orphan_safe()).
+  // Waits until rounds_ reaches target, running empty operations of our own: one picks up a parked
+  // token (an idle ring moves only when someone begins an operation) and serves a token that
+  // arrives during it. False at the deadline (a thread stalled inside an operation keeps the
+  // token).
+  bool drive_rounds(record& me, std::uint64_t target, core::deadline d) {
+    core::waiter w(d);
+    for (;;) {
+      // acquire: pairs with the wraps (RMWs), which carry the visits of their rounds.
+      const std::uint64_t before = rounds_.load(std::memory_order_acquire);
+      if (before >= target) return true;
+      end(begin(me));
+      if (rounds_.load(std::memory_order_relaxed) == before && !w.wait()) return false;
+    }
+  }
+
+  // orphan_safe()'s argument for a stamp read by our RMW at the call: every record is visited
+  // between the wraps to n+1 and n+3, and one inside an operation that began before the call
+  // passes the token on only when it ends; so when rounds_ reads n+3 those operations have ended.
+  bool wait_for_grace_period(record& me, core::deadline d) {
+    return drive_rounds(me, touch_rounds() + 3, d);
+  }
+
+  static void take_garbage(record& r, typename base::gathered& into) noexcept {
+    into.unsafe.splice(std::move(r.current));
+    into.unsafe.splice(std::move(r.previous));
+    into.safe.splice(r.freeing.take());
+  }
+
+  // Our garbage, then every other record's (borrowed while inactive) and the orphans, stamped with
+  // the round count read by an RMW after all of it was unlinked: safe three rounds later, as an
+  // orphan (orphan_safe()).
+  bool barrier_locked(record& me, core::deadline d) {
+    typename base::gathered g;
+    bool done = this->gather(me, g, d, [](record& r, typename base::gathered& into) {
+      return base::borrow_if_idle(r, r.state, std::uint64_t{0}, lent_bit, into);
+    });
+    const std::uint64_t stamp = touch_rounds();
+    done = done && drive_rounds(me, stamp + 3, d);
+    return this->finish_barrier(me, g, done, stamp);
+  }
+
+  // One empty operation of our own: it picks up a parked token (a receipt frees the previous bag
+  // and the orphans three rounds old), and holds our garbage against a barrier while the free
+  // policy's safe garbage is freed.
+  void flush_local(record& me) {
+    record& r = begin(me);
+    r.freeing.drain(r);
+    end(r);
+  }
+
+  // Thread exit, possibly inside an operation: the record goes inactive but holds its garbage
+  // (exiting), a token it holds moves on, and its bags go to the orphanage stamped with the round
+  // count n read by an RMW after every unlink of their nodes. They are safe once rounds_ reads
+  // n + 3 (orphan_safe()). Then the record is left inactive for a thread that reuses it.
   void on_thread_exit(record& r) noexcept {
     // release: pairs with a skip CAS (acquire), as in end(); acquire: pairs with the release CAS
-    // in pass() if the token waited here.
-    std::uint64_t was = r.state.exchange(0, std::memory_order_acq_rel);
+    // in pass() if the token waited here, and with a barrier's give_back().
+    std::uint64_t was = r.state.exchange(exiting_bit, std::memory_order_acq_rel);
+    if (was & lent_bit) r.wait_until_given_back();
     const std::uint64_t stamp = touch_rounds();
     this->orphan(r, std::move(r.current), stamp);
     this->orphan(r, std::move(r.previous), stamp);
+    r.freeing.drain(r);
     if (was & token_bit) pass(r);
+    // An RMW, not a store: it continues the release sequence of a skip made while we exited.
+    r.state.exchange(0, std::memory_order_acq_rel);
   }
 
   // Read by every begin(), written rarely: one line.

@@ -4,9 +4,11 @@
 // rule does not depend on who frees: a thread that exits hands each bag over with its tag, and
 // whoever reads the epoch at tag + 3 or later frees it.
 #pragma once
+#include <atomic>
 #include <cstdint>
 #include <utility>
 
+#include "../../core/grace.hpp"
 #include "../../core/retired.hpp"
 #include "../../core/stats.hpp"
 
@@ -66,6 +68,12 @@ class epoch_bags {
     for (unsigned i = 0; i < count; ++i) give(std::move(bags_[i]), tags_[i]);
   }
 
+  // A barrier takes every bag (thread_record::try_borrow); the tags stay, and the bags' owner goes
+  // on pushing into them.
+  void take_all(core::retired_list& into) noexcept {
+    for (auto& bag : bags_) into.splice(std::move(bag));
+  }
+
   // Domain destruction: no thread runs any more.
   void destroy_all() noexcept {
     for (auto& bag : bags_) bag.destroy_all();
@@ -86,6 +94,22 @@ class epoch_bags {
   std::uint64_t tags_[count] = {0, 0, 0};
   core::retired_list* open_ = &bags_[0];  // tagged tags_[0] = 0 until the first open()
 };
+
+// synchronize() and barrier() of the epoch schemes: moves the global epoch to at least `target`.
+// advance(e) tries e -> e+1 (a pass over the records and a CAS), which fails while a thread is
+// still in an operation of an older epoch; between failures we wait. False at the deadline.
+template <class Advance>
+bool drive_epoch(const std::atomic<std::uint64_t>& epoch, std::uint64_t target, core::deadline d,
+                 Advance advance) {
+  core::waiter w(d);
+  for (;;) {
+    // seq_cst: in the order S of the scheme's argument; acquire: pairs with the advancing CAS,
+    // so what its pass saw (operations ended) happens before our return.
+    const std::uint64_t e = epoch.load(std::memory_order_seq_cst);
+    if (e >= target) return true;
+    if (!advance(e) && !w.wait()) return false;
+  }
+}
 
 }  // namespace reclaim::detail
 
