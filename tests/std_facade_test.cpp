@@ -128,6 +128,11 @@ static_assert(cxx26::hazard_protectable<config<hazard_facade<reclaim::hp<>>>, re
 static_assert(!cxx26::hazard_protectable<config<hazard_facade<reclaim::hp<>>>,
                                          reclaim::hp<reclaim::amortized_free<1>>>);
 static_assert(!cxx26::hazard_protectable<std::string, reclaim::hp<>>);
+using hp_spelled_out =
+    reclaim::hp<reclaim::fence_policy<reclaim::core::symmetric_fence>, reclaim::slots<2>>;
+static_assert(cxx26::hazard_pointer_scheme<hp_spelled_out> &&
+              !cxx26::hazard_pointer_scheme<reclaim::debra<>> &&
+              !cxx26::hazard_pointer_scheme<reclaim::none>);
 
 TYPED_TEST(hazard_pointer_facade, default_and_moved_from_hazard_pointers_are_empty) {
   typename TestFixture::hazard_pointer a;
