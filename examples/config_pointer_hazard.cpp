@@ -8,11 +8,9 @@
 #include <reclaim/std/hazard_pointer.hpp>
 
 #include <atomic>
-#include <chrono>
-#include <cstdint>
-#include <cstdio>
-#include <thread>
-#include <vector>
+#include <memory>
+
+#include "config_pointer_check.hpp"
 
 namespace cxx26 = reclaim::cxx26;
 
@@ -36,38 +34,8 @@ struct settings {
 
 template <class Scheme>
 bool run(const char* name) {
-  std::atomic<long> torn{0}, reads{0};
-  long updates = 0;
-  {
-    settings<Scheme> s;
-    std::atomic<bool> stop{false};
-    std::vector<std::thread> readers;
-    for (int t = 0; t < 3; ++t) {
-      readers.emplace_back([&] {
-        for (; !stop.load(std::memory_order_relaxed); reads.fetch_add(1)) {
-          const auto c = s.read();
-          if (c.timeout_ms != 100 + c.version || c.retries != c.version % 5) torn.fetch_add(1);
-        }
-      });
-    }
-    const auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(200);
-    while (std::chrono::steady_clock::now() < end) {
-      s.update(++updates);
-      std::this_thread::sleep_for(std::chrono::microseconds(50));  // swapped rarely
-    }
-    stop = true;
-    for (auto& r : readers) r.join();
-  }
-  // Every configuration was retired (the last by ~settings): after a barrier all are deleted.
-  auto& domain = Scheme::default_domain();
-  domain.barrier();
-  const reclaim::stats st = domain.stats();
-  const bool ok = torn.load() == 0 && st.retired == static_cast<std::uint64_t>(updates + 1) &&
-                  st.freed == st.retired;
-  std::printf("%-6s %ld reads, %ld torn, %ld updates, retired %llu, deleted %llu: %s\n", name,
-              reads.load(), torn.load(), updates, static_cast<unsigned long long>(st.retired),
-              static_cast<unsigned long long>(st.freed), ok ? "ok" : "FAILED");
-  return ok;
+  auto barrier = [] { Scheme::default_domain().barrier(); };
+  return check_config_pointer<settings, Scheme>(name, barrier);
 }
 
 int main() {

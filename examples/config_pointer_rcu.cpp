@@ -9,12 +9,10 @@
 #include <reclaim/schemes/qsbr.hpp>
 
 #include <atomic>
-#include <chrono>
-#include <cstdint>
-#include <cstdio>
+#include <memory>
 #include <mutex>
-#include <thread>
-#include <vector>
+
+#include "config_pointer_check.hpp"
 
 namespace cxx26 = reclaim::cxx26;
 
@@ -41,42 +39,8 @@ struct settings {
 
 template <class Scheme>
 bool run(const char* name) {
-  std::atomic<long> torn{0}, reads{0};
-  long updates = 0;
-  {
-    settings<Scheme> s;
-    std::atomic<bool> stop{false};
-    std::vector<std::thread> readers;
-    for (int t = 0; t < 3; ++t) {
-      readers.emplace_back([&] {
-        for (; !stop.load(std::memory_order_relaxed); reads.fetch_add(1)) {
-          const auto c = s.read();
-          if (c.timeout_ms != 100 + c.version || c.retries != c.version % 5) torn.fetch_add(1);
-        }
-      });
-    }
-    // The writer is a thread of its own: under qsbr a live thread that stops using the domain
-    // holds every grace period, and main() waits in rcu_barrier() below.
-    std::thread writer([&] {
-      const auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(200);
-      while (std::chrono::steady_clock::now() < end) {
-        s.update(++updates);
-        std::this_thread::sleep_for(std::chrono::microseconds(50));  // swapped rarely
-      }
-    });
-    writer.join();
-    stop = true;
-    for (auto& r : readers) r.join();
-  }
-  // Every configuration was retired (the last by ~settings): after a barrier all are deleted.
-  cxx26::rcu_barrier(cxx26::rcu_default_domain<Scheme>());
-  const reclaim::stats st = Scheme::default_domain().stats();
-  const bool ok = torn.load() == 0 && st.retired == static_cast<std::uint64_t>(updates + 1) &&
-                  st.freed == st.retired;
-  std::printf("%-6s %ld reads, %ld torn, %ld updates, retired %llu, deleted %llu: %s\n", name,
-              reads.load(), torn.load(), updates, static_cast<unsigned long long>(st.retired),
-              static_cast<unsigned long long>(st.freed), ok ? "ok" : "FAILED");
-  return ok;
+  auto barrier = [] { cxx26::rcu_barrier(cxx26::rcu_default_domain<Scheme>()); };
+  return check_config_pointer<settings, Scheme>(name, barrier);
 }
 
 int main() {
