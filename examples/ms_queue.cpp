@@ -6,10 +6,8 @@
 
 #include <atomic>
 #include <cstdio>
-#include <memory>
-#include <optional>
-#include <thread>
-#include <vector>
+
+#include "producers_consumers.hpp"
 
 namespace {
 
@@ -20,30 +18,14 @@ bool run(const char* scheme_name) {
   typename Scheme::domain domain;
   reclaim::ds::ms_queue<long, Scheme> queue(domain);
 
-  // popped[v]: how many times value v was dequeued; a value must come out exactly once.
-  auto popped = std::make_unique<std::atomic<int>[]>(total);
-  std::atomic<long> popped_count{0}, out_of_order{0};
-  std::vector<std::thread> threads;
-  for (int p = 0; p < producers; ++p)
-    threads.emplace_back([&, p] {
-      for (long i = 0; i < per_producer; ++i) queue.push(p * per_producer + i);
-    });
-  for (int c = 0; c < consumers; ++c)
-    threads.emplace_back([&] {
-      long last[producers] = {-1, -1};  // the last number this consumer saw from each producer
-      while (popped_count.load() < total)
-        if (std::optional<long> v = queue.pop()) {
-          const long producer = *v / per_producer, number = *v % per_producer;
-          out_of_order += number <= last[producer];
-          last[producer] = number;
-          ++popped[*v];
-          ++popped_count;
-        }
-    });
-  for (std::thread& t : threads) t.join();
-
-  long wrong = 0;
-  for (long v = 0; v < total; ++v) wrong += popped[v] != 1;
+  // last[c][p]: the last number consumer c dequeued from producer p; FIFO makes it increase.
+  long last[consumers][producers] = {{-1, -1}, {-1, -1}};
+  std::atomic<long> out_of_order{0};
+  const long wrong = push_and_pop(queue, producers, per_producer, consumers, [&](int c, long v) {
+    const long producer = v / per_producer, number = v % per_producer;
+    out_of_order += number <= last[c][producer];
+    last[c][producer] = number;
+  });
   domain.barrier();  // frees everything retired so far: the dummy node each dequeue replaced
   const reclaim::stats s = domain.stats();
   const bool ok = wrong == 0 && out_of_order == 0 && queue.empty() && s.retired == total &&

@@ -3,12 +3,9 @@
 // popped exactly once and every popped node is freed in the end.
 #include <reclaim/reclaim.hpp>
 
-#include <atomic>
 #include <cstdio>
-#include <memory>
-#include <optional>
-#include <thread>
-#include <vector>
+
+#include "producers_consumers.hpp"
 
 namespace {
 
@@ -19,26 +16,7 @@ bool run(const char* scheme_name) {
   typename Scheme::domain domain;
   reclaim::ds::treiber_stack<long, Scheme> stack(domain);
 
-  // popped[v]: how many times value v was popped; a value must come out exactly once.
-  auto popped = std::make_unique<std::atomic<int>[]>(total);
-  std::atomic<long> popped_count{0};
-  std::vector<std::thread> threads;
-  for (int p = 0; p < producers; ++p)
-    threads.emplace_back([&, p] {
-      for (long i = 0; i < per_producer; ++i) stack.push(p * per_producer + i);
-    });
-  for (int c = 0; c < consumers; ++c)
-    threads.emplace_back([&] {
-      while (popped_count.load() < total)
-        if (std::optional<long> v = stack.pop()) {
-          ++popped[*v];
-          ++popped_count;
-        }
-    });
-  for (std::thread& t : threads) t.join();
-
-  long wrong = 0;
-  for (long v = 0; v < total; ++v) wrong += popped[v] != 1;
+  const long wrong = push_and_pop(stack, producers, per_producer, consumers, [](int, long) {});
   domain.barrier();  // frees everything retired so far: every popped node
   const reclaim::stats s = domain.stats();
   const bool ok = wrong == 0 && stack.empty() && s.retired == total && s.freed == total;
