@@ -24,3 +24,5 @@
 #include "schemes/qsbr.hpp"
 #include "schemes/rcu.hpp"
 #include "schemes/token_ebr.hpp"
+#include "std/hazard_pointer.hpp"
+#include "std/rcu.hpp"

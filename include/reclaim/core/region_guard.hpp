@@ -9,6 +9,7 @@
 // that holds one.)
 #pragma once
 #include <atomic>
+#include <cassert>
 #include <utility>
 
 #include "guard_base.hpp"
@@ -83,6 +84,18 @@ class region_hold : thread_bound {
     return false;
   }
   void reset_protection() noexcept { leave(); }
+
+  // The same share without an object to keep it: the calling thread enters an operation (or one
+  // level deeper) and leaves it by a later call on the same thread, such as a mutex's lock() and
+  // unlock() (reclaim::cxx26::rcu_domain). lock_thread() may throw std::bad_alloc on the
+  // thread's first use of the domain (it registers); unlock_thread() without a lock_thread() of
+  // its own thread stops debug builds.
+  static void lock_thread(Domain& d) { (void)begin(d); }
+  static void unlock_thread(Domain& d) noexcept {
+    record& r = d.threads_.local();  // registered by its lock_thread(): a lookup, no allocation
+    assert(r.level() > 0 && "reclaim: rcu_domain::unlock() without a lock() on this thread");
+    end(d, r);
+  }
 
  private:
   // The guard always holds, from construction to destruction: it keeps the record itself and

@@ -388,21 +388,35 @@ class hp<Policies...>::protection : core::thread_bound {
   // algorithms that must not loop in protect, paper 003's acquire_if_equal).
   template <class P>
   bool try_protect(P& expected, const std::atomic<P>& src, std::memory_order order) {
-    slot& hazard = own_slot();
-    // release, then the fence: as in publish_validated().
-    hazard.store(domain::address_of(expected), std::memory_order_release);
-    fence::light();
+    publish(expected);
     P now = src.load(order);
     if (now == expected) return true;
-    domain::clear_slot(hazard);
+    domain::clear_slot(*hazard_);
     expected = now;
     return false;
+  }
+
+  // Publishes p without validating it (P2530's reset_protection(ptr)): p is protected only if the
+  // caller then re-reads the pointer's source and finds p still there, which the fence orders
+  // after the publication. Throws std::bad_alloc only when it takes its first slot.
+  template <class P>
+  void publish(P p) {
+    slot& hazard = own_slot();
+    // release, then the fence: as in publish_validated().
+    hazard.store(domain::address_of(p), std::memory_order_release);
+    fence::light();
   }
 
   // Protects nothing; keeps the slot.
   void reset_protection() noexcept {
     if (hazard_) domain::clear_slot(*hazard_);
   }
+
+  // Takes the slot now, so that no later protect can fail (P2530's make_hazard_pointer(), which
+  // may throw where hazard_pointer::protect() may not). Throws std::bad_alloc.
+  void take_slot() { (void)own_slot(); }
+  // Whether this owns a slot (a default-constructed or moved-from protection owns none).
+  bool owns_slot() const noexcept { return hazard_ != nullptr; }
 
  private:
   slot& own_slot() {
