@@ -15,6 +15,7 @@
 #include <reclaim/ds/dgt_bst.hpp>
 #include <reclaim/ds/harris_list.hpp>
 #include <reclaim/ds/hm_hashmap.hpp>
+#include <reclaim/ds/hm_hashmap_restart.hpp>
 #include <reclaim/ds/hm_list.hpp>
 #include <reclaim/ds/hm_list_restart.hpp>
 #include <reclaim/ds/lazy_list.hpp>
@@ -65,6 +66,14 @@ struct hm_list_restart {
   using type = reclaim::ds::hm_list_restart<std::int64_t, Scheme>;
 };
 
+struct hm_hashmap_restart {
+  static constexpr std::string_view name = "hm_hashmap_restart";
+  static constexpr workload kind = workload::set;
+  static constexpr std::size_t bytes_per_key = 32;  // key, next; the bucket array is fixed
+  template <class Scheme>
+  using type = reclaim::ds::hm_hashset_restart<std::int64_t, Scheme>;  // the set form
+};
+
 struct dgt_bst {
   static constexpr std::string_view name = "dgt_bst";
   static constexpr workload kind = workload::set;
@@ -99,7 +108,7 @@ struct list {
   }
 };
 
-using all = list<lazy_list, hm_list, hm_hashmap, harris_list, hm_list_restart, dgt_bst,
-                 treiber_stack, ms_queue>;
+using all = list<lazy_list, hm_list, hm_hashmap, harris_list, hm_list_restart,
+                 hm_hashmap_restart, dgt_bst, treiber_stack, ms_queue>;
 
 }  // namespace reclaim_bench::containers

@@ -186,6 +186,23 @@ TEST(applicability, containers_declare_what_the_paper_table_says_with_reasons) {
   static_assert(!reclaim::protects<hp<>, dgt_bst<hp<>>>);
   static_assert(!reclaim::protects<hp<>, harris_list<hp<>>>);
   static_assert(reclaim::protects<hp<>, hm_list_restart<hp<>>>);
+  // HM04's table: its buckets are hm_list's, and the form NBR can protect is hm_hashmap_restart.
+  EXPECT_NE(hm_hashmap<none>::offers(needs_restartable_read_phases).why_not.find(
+                "hm_hashmap_restart"),
+            std::string_view::npos);
+  EXPECT_TRUE(hm_hashmap_restart<none>::offers(needs_validated_reads).yes);
+  EXPECT_TRUE(hm_hashmap_restart<none>::offers(needs_restartable_read_phases).yes);
+  static_assert(reclaim::protects<nbr<>, hm_hashmap_restart<nbr<>>>);
+  // What the containers' static_asserts test: one need at a time, and hazard slots.
+  static_assert(!reclaim::meets<nbr<>, hm_hashmap<nbr<>>>(needs_restartable_read_phases));
+  static_assert(reclaim::meets<nbr<>, hm_hashmap<nbr<>>>(needs_validated_reads));
+  static_assert(reclaim::meets<hp<>, hm_hashmap<hp<>>>(needs_restartable_read_phases));
+  using hp2 = hp<reclaim::slots<2>>;
+  using hp3 = hp<reclaim::slots<3>>;
+  static_assert(!reclaim::has_slots<hp2, hm_list<hp2>>());
+  static_assert(reclaim::has_slots<hp3, hm_list<hp3>>());
+  static_assert(reclaim::has_slots<hp2, lazy_list<hp2>>());
+  static_assert(reclaim::has_slots<nbr<>, hm_list_restart<nbr<>>>(), "nbr counts no hazard slots");
 }
 
 // Readers of stable keys race erasers of the keys between them, under NBR with a tiny bag, so that

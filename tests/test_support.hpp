@@ -69,6 +69,8 @@ using hm_list_restart = reclaim::ds::hm_list_restart<std::int64_t, S>;
 template <class S>
 using hm_hashmap = reclaim::ds::hm_hashset<std::int64_t, S>;
 template <class S>
+using hm_hashmap_restart = reclaim::ds::hm_hashset_restart<std::int64_t, S>;
+template <class S>
 using harris_list = reclaim::ds::harris_list<std::int64_t, S>;
 template <class S>
 using dgt_bst = reclaim::ds::dgt_bst<std::int64_t, S>;

@@ -69,14 +69,32 @@ struct applicability {
   std::string_view why_not = {};
 };
 
+// Whether Container meets what Scheme needs of it in n: the scheme does not need n, or the
+// container offers it. A container states it once per need it may lack, in its constructor, with
+// a message that names the need, its reason and the form that works (a string literal, as C++20
+// requires; docs/writing-a-container.md, step 7):
+//   static_assert(reclaim::meets<Scheme, hm_list>(reclaim::needs_restartable_read_phases),
+//                 "hm_list cannot serve ... : <its why_not>. Use hm_list_restart ...");
+template <class Scheme, class Container>
+constexpr bool meets(needs n) {
+  return (Scheme::needs & n) == 0 || Container::offers(n).yes;
+}
+
+// Whether Scheme's guard has the hazard slots one of Container's operations uses at once
+// (Container::slots_used); only guards that validate reads count slots.
+template <class Scheme, class Container>
+constexpr bool has_slots() {
+  if constexpr (Scheme::guard::validates)
+    return Scheme::guard::slot_count >= Container::slots_used;
+  else
+    return true;
+}
+
 // Whether Scheme can protect Container, and if not, the container's reason.
 template <class Scheme, class Container>
 constexpr applicability applies() {
-  for (needs n : all_needs) {
-    if ((Scheme::needs & n) == 0) continue;
-    support s = Container::offers(n);
-    if (!s.yes) return {false, s.why_not};
-  }
+  for (needs n : all_needs)
+    if (!meets<Scheme, Container>(n)) return {false, Container::offers(n).why_not};
   return {true};
 }
 

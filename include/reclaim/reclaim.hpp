@@ -7,6 +7,7 @@
 #include "ds/dgt_bst.hpp"
 #include "ds/harris_list.hpp"
 #include "ds/hm_hashmap.hpp"
+#include "ds/hm_hashmap_restart.hpp"
 #include "ds/hm_list.hpp"
 #include "ds/hm_list_restart.hpp"
 #include "ds/lazy_list.hpp"

@@ -82,7 +82,12 @@ class basic_dgt_bst
   explicit basic_dgt_bst(domain_type& domain = Scheme::default_domain(),
                          const Compare& comp = Compare())
       : domain_(domain), comp_(comp) {
-    static_assert(protects<Scheme, basic_dgt_bst>);
+    // offers()'s reason, repeated: a static_assert message must be a string literal.
+    static_assert(meets<Scheme, basic_dgt_bst>(needs_validated_reads),
+                  "dgt_bst and dgt_bst_map cannot serve a scheme that needs validated reads (hp): "
+                  "removed nodes keep their child pointers, so re-reading the parent cannot "
+                  "validate a read. No form of dgt_bst can; under hp use lazy_list, hm_list or "
+                  "hm_hashmap, or keep dgt_bst under any other scheme (debra, nbr_plus, ...)");
   }
   ~basic_dgt_bst() {
     std::vector<node*> todo{root_.child[left].load(std::memory_order_relaxed)};

@@ -75,7 +75,13 @@ class basic_harris_list
   explicit basic_harris_list(domain_type& domain = Scheme::default_domain(),
                              const Compare& comp = Compare())
       : domain_(domain), comp_(comp) {
-    static_assert(protects<Scheme, basic_harris_list>);
+    // offers()'s reason, repeated: a static_assert message must be a string literal.
+    static_assert(meets<Scheme, basic_harris_list>(needs_validated_reads),
+                  "harris_list and harris_list_map cannot serve a scheme that needs validated "
+                  "reads (hp): searches read links out of marked nodes, which never change: "
+                  "re-reading one cannot prove the node it points to is still reachable. Use "
+                  "hm_list / hm_list_map (reclaim/ds/hm_list.hpp), which unlinks marked nodes one "
+                  "at a time and validates every read");
   }
   ~basic_harris_list() {
     for (link_node* n = first(); n != &tail_;) {

@@ -12,7 +12,9 @@
 //
 // Reclamation. Exactly hm_list's: every read is validated by re-reading the predecessor's link, so
 // hazard pointers need three slots, and searches resume from the predecessor after helping, so NBR
-// cannot protect it. Each operation is one guard over one bucket.
+// cannot protect it. Each operation is one guard over one bucket. basic_hm_hashmap is also
+// hm_hashmap_restart (hm_hashmap_restart.hpp), whose buckets restart from their head after helping,
+// the form NBR can protect.
 //
 // Progress: lock-free, as the lists. Differences from the paper: none in the algorithm; the table
 // is allocated once and freed with the container (the bucket heads are never reclaimed).
@@ -33,15 +35,20 @@
 namespace reclaim::ds {
 
 template <class Key, class Value, scheme Scheme, class Hash = std::hash<Key>,
-          class Compare = std::less<Key>>
-class basic_hm_hashmap : public detail::container_api<
-                             basic_hm_hashmap<Key, Value, Scheme, Hash, Compare>, Key, Value> {
+          class Compare = std::less<Key>,
+          detail::hm_search Search = detail::hm_search::resume_after_helping>
+class basic_hm_hashmap
+    : public detail::container_api<basic_hm_hashmap<Key, Value, Scheme, Hash, Compare, Search>,
+                                   Key, Value> {
   using api = detail::container_api<basic_hm_hashmap, Key, Value>;
   friend api;
-  using bucket = detail::hm_bucket<Key, Value, Scheme, Compare>;
+  using bucket = detail::hm_bucket<Key, Value, Scheme, Compare, Search>;
+  static constexpr bool restarts = Search == detail::hm_search::restart_after_helping;
 
  public:
-  static constexpr std::string_view name = api::is_map ? "hm_hashmap" : "hm_hashset";
+  static constexpr std::string_view name =
+      restarts ? (api::is_map ? "hm_hashmap_restart" : "hm_hashset_restart")
+               : (api::is_map ? "hm_hashmap" : "hm_hashset");
   using scheme_type = Scheme;
   using domain_type = typename Scheme::domain;
   using guard_type = typename Scheme::guard;
@@ -50,7 +57,13 @@ class basic_hm_hashmap : public detail::container_api<
   static constexpr unsigned slots_used = bucket::slots_used;
   static constexpr std::size_t default_buckets = std::size_t{1} << 14;
 
-  static constexpr support offers(needs n) { return bucket::offers(n); }
+  static constexpr support offers(needs n) {
+    if (n == needs_restartable_read_phases && !restarts)
+      return {false,
+              "searches resume from the predecessor after unlinking a marked node instead of "
+              "restarting from the bucket head (use hm_hashmap_restart)"};
+    return {true};
+  }
 
   // `buckets` is rounded up to a power of two (at least 1).
   explicit basic_hm_hashmap(domain_type& domain = Scheme::default_domain(),
@@ -61,8 +74,17 @@ class basic_hm_hashmap : public detail::container_api<
         comp_(comp),
         bits_(static_cast<unsigned>(std::countr_zero(std::bit_ceil(buckets ? buckets : 1)))),
         heads_(std::make_unique<typename bucket::head_type[]>(bucket_count())) {
-    static_assert(protects<Scheme, basic_hm_hashmap>);
-    if constexpr (guard_type::validates) static_assert(guard_type::slot_count >= slots_used);
+    // offers()'s reason, repeated: a static_assert message must be a string literal.
+    static_assert(meets<Scheme, basic_hm_hashmap>(needs_restartable_read_phases),
+                  "hm_hashmap and hm_hashset cannot serve a scheme that needs restartable read "
+                  "phases (nbr, nbr_plus): searches resume from the predecessor after unlinking a "
+                  "marked node instead of restarting from the bucket head. Use hm_hashmap_restart "
+                  "/ hm_hashset_restart (reclaim/ds/hm_hashmap_restart.hpp), which every scheme "
+                  "can protect");
+    static_assert(has_slots<Scheme, basic_hm_hashmap>(),
+                  "hm_hashmap, hm_hashmap_restart and their sets protect 3 nodes at once (the "
+                  "predecessor, the node and its successor), and this scheme's guard has fewer "
+                  "hazard slots: use hp<reclaim::slots<3>> or more");
   }
   ~basic_hm_hashmap() {
     for (std::size_t b = 0; b < bucket_count(); ++b) bucket::destroy_all(heads_[b]);

@@ -45,13 +45,28 @@ class basic_hm_list : public detail::container_api<
   using key_compare = Compare;
   static constexpr unsigned slots_used = bucket::slots_used;
 
-  static constexpr support offers(needs n) { return bucket::offers(n); }
+  static constexpr support offers(needs n) {
+    if (n == needs_restartable_read_phases && !restarts)
+      return {false,
+              "searches resume from the predecessor after unlinking a marked node instead of "
+              "restarting from the head (use hm_list_restart)"};
+    return {true};
+  }
 
   explicit basic_hm_list(domain_type& domain = Scheme::default_domain(),
                          const Compare& comp = Compare())
       : domain_(domain), comp_(comp) {
-    static_assert(protects<Scheme, basic_hm_list>);
-    if constexpr (guard_type::validates) static_assert(guard_type::slot_count >= slots_used);
+    // offers()'s reason, repeated: a static_assert message must be a string literal.
+    static_assert(meets<Scheme, basic_hm_list>(needs_restartable_read_phases),
+                  "hm_list and hm_list_map cannot serve a scheme that needs restartable read "
+                  "phases (nbr, nbr_plus): searches resume from the predecessor after unlinking a "
+                  "marked node instead of restarting from the head. Use hm_list_restart / "
+                  "hm_list_restart_map (reclaim/ds/hm_list_restart.hpp), which every scheme can "
+                  "protect");
+    static_assert(has_slots<Scheme, basic_hm_list>(),
+                  "hm_list, hm_list_restart and their maps protect 3 nodes at once (the "
+                  "predecessor, the node and its successor), and this scheme's guard has fewer "
+                  "hazard slots: use hp<reclaim::slots<3>> or more");
   }
   ~basic_hm_list() { bucket::destroy_all(head_); }
   basic_hm_list(const basic_hm_list&) = delete;

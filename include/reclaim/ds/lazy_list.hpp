@@ -62,8 +62,10 @@ class basic_lazy_list
   explicit basic_lazy_list(domain_type& domain = Scheme::default_domain(),
                            const Compare& comp = Compare())
       : domain_(domain), comp_(comp) {
-    static_assert(protects<Scheme, basic_lazy_list>);
-    if constexpr (guard_type::validates) static_assert(guard_type::slot_count >= slots_used);
+    static_assert(has_slots<Scheme, basic_lazy_list>(),
+                  "lazy_list and lazy_list_map protect 2 nodes at once (the predecessor and the "
+                  "node), and this scheme's guard has fewer hazard slots: use "
+                  "hp<reclaim::slots<2>> or more");
   }
   ~basic_lazy_list() {
     for (link_node* n = head_.next.load(std::memory_order_relaxed); n != &tail_;) {

@@ -60,8 +60,9 @@ class ms_queue {
   }
 
   explicit ms_queue(domain_type& domain = Scheme::default_domain()) : domain_(domain) {
-    static_assert(protects<Scheme, ms_queue>);
-    if constexpr (guard_type::validates) static_assert(guard_type::slot_count >= slots_used);
+    static_assert(has_slots<Scheme, ms_queue>(),
+                  "ms_queue protects 2 nodes at once (the head and its successor), and this "
+                  "scheme's guard has fewer hazard slots: use hp<reclaim::slots<2>> or more");
     // Made by a guard like every node, since the first pop retires it.
     guard_type g(domain_);
     node* dummy = g.template create<node>();

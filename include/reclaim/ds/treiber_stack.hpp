@@ -52,8 +52,9 @@ class treiber_stack {
   }
 
   explicit treiber_stack(domain_type& domain = Scheme::default_domain()) : domain_(domain) {
-    static_assert(protects<Scheme, treiber_stack>);
-    if constexpr (guard_type::validates) static_assert(guard_type::slot_count >= slots_used);
+    static_assert(has_slots<Scheme, treiber_stack>(),
+                  "treiber_stack protects 1 node (the top), and this scheme's guard has no "
+                  "hazard slot: use hp<reclaim::slots<1>> or more");
   }
   // Quiescent: destroys the values left and frees their nodes (popped nodes are the domain's).
   ~treiber_stack() {

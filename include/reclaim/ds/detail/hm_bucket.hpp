@@ -52,18 +52,9 @@ struct hm_bucket {
   using link = marked_ptr<node>;
   using head_type = std::atomic<link>;
 
+  // Validated reads: three slots. Restartable read phases: only with restart_after_helping; the
+  // containers' offers() say so, each naming its own restarting form.
   static constexpr unsigned slots_used = 3;
-
-  static constexpr support offers(needs n) {
-    switch (n) {
-      case needs_restartable_read_phases:
-        if constexpr (restarts) return {true};
-        return {false,
-                "searches resume from the predecessor after unlinking a marked node instead of "
-                "restarting from the head (use hm_list_restart)"};
-      default: return {true};
-    }
-  }
 
   struct node : Scheme::node_base, element<Key, Value> {
     template <class... KV>
