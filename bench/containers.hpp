@@ -13,6 +13,8 @@
 #include <type_traits>
 
 #include <reclaim/ds/dgt_bst.hpp>
+#include <reclaim/ds/guarded_hm_list.hpp>
+#include <reclaim/ds/guarded_ms_queue.hpp>
 #include <reclaim/ds/harris_list.hpp>
 #include <reclaim/ds/hm_hashmap.hpp>
 #include <reclaim/ds/hm_hashmap_restart.hpp>
@@ -99,6 +101,24 @@ struct ms_queue {
   using type = reclaim::ds::ms_queue<std::int64_t, Scheme>;
 };
 
+// The same algorithms written with paper 003's guard_ptr: the lab runs them beside the explicit
+// calls above to measure what the interface costs (docs/results.md). nbr cannot serve guard_ptr.
+struct guarded_hm_list {
+  static constexpr std::string_view name = "guarded_hm_list";
+  static constexpr workload kind = workload::set;
+  static constexpr std::size_t bytes_per_key = 32;  // key, next
+  template <class Scheme>
+  using type = reclaim::ds::guarded_hm_list<std::int64_t, Scheme>;
+};
+
+struct guarded_ms_queue {
+  static constexpr std::string_view name = "guarded_ms_queue";
+  static constexpr workload kind = workload::queue;
+  static constexpr std::size_t bytes_per_key = 32;  // value, next
+  template <class Scheme>
+  using type = reclaim::ds::guarded_ms_queue<std::int64_t, Scheme>;
+};
+
 template <class... Containers>
 struct list {
   // Calls f(std::type_identity<C>{}) for each container C, in order.
@@ -109,6 +129,7 @@ struct list {
 };
 
 using all = list<lazy_list, hm_list, hm_hashmap, harris_list, hm_list_restart,
-                 hm_hashmap_restart, dgt_bst, treiber_stack, ms_queue>;
+                 hm_hashmap_restart, dgt_bst, treiber_stack, ms_queue, guarded_hm_list,
+                 guarded_ms_queue>;
 
 }  // namespace reclaim_bench::containers

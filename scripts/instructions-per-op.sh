@@ -3,7 +3,8 @@
 # unlike timings on a shared 2-core machine. Builds scripts/ops_driver.cpp against INCLUDE
 # (default: this checkout's include/; point it at another checkout's to compare versions), runs
 # N = 100,000 and 200,000 operations, and prints the difference divided by 100,000.
-#   scripts/instructions-per-op.sh [CONTAINER [SCHEME...]]   (default: hm_hashmap and six schemes)
+#   scripts/instructions-per-op.sh [CONTAINER [SCHEME...]]   (default: hm_hashmap and six schemes;
+#   containers: scripts/ops_driver.cpp)
 #   INCLUDE=/path/to/other/include scripts/instructions-per-op.sh
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)

@@ -1,7 +1,8 @@
 // Runs N operations (50% inserts, 50% erases, keys from one xorshift stream) on one container
 // under one scheme, on one thread: the workload scripts/instructions-per-op.sh counts with
-// callgrind. Usage: ops_driver CONTAINER SCHEME N, CONTAINER hm_hashmap (20K keys) or lazy_list
-// (1K keys).
+// callgrind. Usage: ops_driver CONTAINER SCHEME N, CONTAINER hm_hashmap (20K keys), lazy_list,
+// hm_list or guarded_hm_list (1K keys), or ms_queue or guarded_ms_queue (pushes and pops, 500
+// values prefilled).
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -16,6 +17,29 @@ template <class Scheme>
 using int64_hm_hashset = reclaim::ds::hm_hashset<std::int64_t, Scheme>;
 template <class Scheme>
 using int64_lazy_list = reclaim::ds::lazy_list<std::int64_t, Scheme>;
+template <class Scheme>
+using int64_hm_list = reclaim::ds::hm_list<std::int64_t, Scheme>;
+template <class Scheme>
+using int64_guarded_hm_list = reclaim::ds::guarded_hm_list<std::int64_t, Scheme>;
+template <class Scheme>
+using int64_ms_queue = reclaim::ds::ms_queue<std::int64_t, Scheme>;
+template <class Scheme>
+using int64_guarded_ms_queue = reclaim::ds::guarded_ms_queue<std::int64_t, Scheme>;
+
+// A queue as the driver runs a set: insert pushes the key, erase pops (whether it found a value).
+template <template <class> class Queue>
+struct as_set {
+  template <class Scheme>
+  struct type : Queue<Scheme> {
+    using base = Queue<Scheme>;
+    using base::base;
+    bool insert(long v) {
+      this->push(v);
+      return true;
+    }
+    bool erase(long) { return this->pop().has_value(); }
+  };
+};
 
 template <template <class> class Container, class Scheme>
 long run(long n, unsigned long keys) {
@@ -62,7 +86,7 @@ long run_scheme(std::string_view scheme, long n, unsigned long keys) {
 
 int main(int argc, char** argv) {
   if (argc != 4) {
-    std::fprintf(stderr, "usage: ops_driver hm_hashmap|lazy_list SCHEME N\n");
+    std::fprintf(stderr, "usage: ops_driver CONTAINER SCHEME N (see the comment at the top)\n");
     return 2;
   }
   const std::string_view container = argv[1];
@@ -72,8 +96,19 @@ int main(int argc, char** argv) {
     hits = run_scheme<int64_hm_hashset>(argv[2], n, 20000);
   else if (container == "lazy_list")
     hits = run_scheme<int64_lazy_list>(argv[2], n, 1000);
+  else if (container == "hm_list")
+    hits = run_scheme<int64_hm_list>(argv[2], n, 1000);
+  else if (container == "guarded_hm_list")
+    hits = run_scheme<int64_guarded_hm_list>(argv[2], n, 1000);
+  else if (container == "ms_queue")
+    hits = run_scheme<as_set<int64_ms_queue>::type>(argv[2], n, 1000);
+  else if (container == "guarded_ms_queue")
+    hits = run_scheme<as_set<int64_guarded_ms_queue>::type>(argv[2], n, 1000);
   else {
-    std::fprintf(stderr, "ops_driver: unknown container '%s' (hm_hashmap, lazy_list)\n", argv[1]);
+    std::fprintf(stderr,
+                 "ops_driver: unknown container '%s' (hm_hashmap, lazy_list, hm_list, "
+                 "guarded_hm_list, ms_queue, guarded_ms_queue)\n",
+                 argv[1]);
     return 2;
   }
   std::printf("%ld\n", hits);

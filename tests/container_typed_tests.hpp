@@ -291,7 +291,7 @@ TYPED_TEST_P(container_lifecycle, thread_exit_and_nested_operations_keep_content
         rng r(static_cast<std::uint64_t>(t) + 1);
         // One round in a frame of its own: the restart point below never sees the loop change.
         auto hold_and_nest = [&](bool retire_shared) {
-          typename C::guard_type g(domain);
+          typename S::guard g(domain);
           RECLAIM_READ_PHASE(g);
           tracked<S>* p = g.protect(shared, 0);
           g.write_phase(p);
@@ -300,7 +300,7 @@ TYPED_TEST_P(container_lifecycle, thread_exit_and_nested_operations_keep_content
           if (p && p->payload != 42) damaged.fetch_add(1);
         };
         for (int round = 0; round < rounds; ++round) hold_and_nest(t == 0 && round == rounds / 2);
-        typename C::guard_type g(domain);
+        typename S::guard g(domain);
         g.template retire<&deleter_using_other_domains<S>>(new tracked<S>(exit_nodes_destroyed));
       });
     for (auto& th : threads) th.join();

@@ -1,10 +1,11 @@
-// The typed tests of the pool containers (treiber_stack, ms_queue), run for every scheme that
-// protects them: sequential order against std::deque, non-trivial values (each moved out once and
-// destroyed once, those left in the container included), a concurrent stress in which every thread
-// pushes and pops values that name their producer and sequence number (validated exactly: each
-// value popped once, nothing lost, and for the queue each producer's values seen in order by every
-// consumer), and reclamation (retired nodes are freed). Included by ds_treiber_stack_test.cpp and
-// ds_ms_queue_test.cpp, which instantiate them with INSTANTIATE_TYPED_TEST_SUITE_P.
+// The typed tests of the pool containers (treiber_stack, ms_queue, guarded_ms_queue), run for every
+// scheme that protects them: sequential order against std::deque, non-trivial values (each moved
+// out once and destroyed once, those left in the container included), a concurrent stress in which
+// every thread pushes and pops values that name their producer and sequence number (validated
+// exactly: each value popped once, nothing lost, and for the queue each producer's values seen in
+// order by every consumer), and reclamation (retired nodes are freed). Included by
+// ds_treiber_stack_test.cpp, ds_ms_queue_test.cpp and ds_guarded_ms_queue_test.cpp, which
+// instantiate them with INSTANTIATE_TYPED_TEST_SUITE_P.
 #pragma once
 #include <deque>
 #include <memory>
@@ -16,6 +17,7 @@
 
 namespace reclaim_test::containers {
 
+using reclaim::ds::guarded_ms_queue;
 using reclaim::ds::ms_queue;
 using reclaim::ds::treiber_stack;
 
@@ -33,6 +35,12 @@ template <class T, class S>
 struct pool_traits<ms_queue<T, S>> {
   template <class U>
   using with_value = ms_queue<U, S>;
+  static constexpr bool fifo = true;
+};
+template <class T, class S>
+struct pool_traits<guarded_ms_queue<T, S>> {
+  template <class U>
+  using with_value = guarded_ms_queue<U, S>;
   static constexpr bool fifo = true;
 };
 

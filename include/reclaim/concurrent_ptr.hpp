@@ -47,6 +47,7 @@
 
 #include "concepts.hpp"
 #include "core/marked_ptr.hpp"
+#include "core/retired.hpp"
 
 namespace reclaim {
 
@@ -181,15 +182,13 @@ class guard_ptr {
   }
 
   // Retires the node this holds (unlinked by this thread, once) and resets: it is freed when no
-  // protection covers it any more. The retire runs as an operation of the scheme (a guard, nested
-  // in the one this guard_ptr holds under region schemes).
-  void reclaim() {
-    retire_then_reset([](auto& g, T* node) { g.retire(node); });
-  }
+  // protection covers it any more. The retire runs through this guard_ptr's protection, inside the
+  // operation it holds (region schemes) or on its thread's record (hp), as a guard's would.
+  void reclaim() { retire_then_reset(core::to_retired(held())); }
   // The same with a deleter `void(T*)`, as guard.retire<Deleter>(node).
   template <auto Deleter>
   void reclaim() {
-    retire_then_reset([](auto& g, T* node) { g.template retire<Deleter>(node); });
+    retire_then_reset(core::to_retired<Deleter>(held()));
   }
 
   T* get() const noexcept { return ptr_.get(); }
@@ -204,13 +203,12 @@ class guard_ptr {
   explicit operator bool() const noexcept { return static_cast<bool>(ptr_); }
 
  private:
-  template <class Retire>
-  void retire_then_reset(Retire retire) {
+  T* held() const noexcept {
     assert(ptr_ && "reclaim: guard_ptr::reclaim() on an empty guard_ptr");
-    {
-      typename Scheme::guard g(protection_.owner_domain());
-      retire(g, ptr_.get());
-    }
+    return ptr_.get();
+  }
+  void retire_then_reset(core::retired_hook* node) {
+    protection_.retire(node);
     reset();
   }
 

@@ -45,7 +45,6 @@ class region_hold : thread_bound {
   }
   ~region_hold() { leave(); }
 
-  Domain& owner_domain() const noexcept { return *domain_; }
   bool holds() const noexcept { return record_ != nullptr; }
 
   // Holds the thread inside an operation, entering one if it is in none (the scheme's begin(), with
@@ -53,7 +52,7 @@ class region_hold : thread_bound {
   void enter() {
     if (record_) return;
     check_owner();
-    record_ = &begin(*domain_);
+    record_ = &nest(*domain_);
   }
   // Lets go; the operation ends if nothing else holds it (the scheme's end(), with its release).
   void leave() noexcept {
@@ -97,11 +96,28 @@ class region_hold : thread_bound {
     end(d, r);
   }
 
+  // Retires a node (tagged by core::to_retired) inside the operation this holds.
+  void retire(retired_hook* node) {
+    assert(record_ && "reclaim: retire through a protection that holds no operation");
+    check_owner();
+    retire(*domain_, *record_, node);
+  }
+
  private:
   // The guard always holds, from construction to destruction: it keeps the record itself and
   // calls these, so that its fast path tests nothing.
   friend class region_scheme_guard<Domain>;
   static record& begin(Domain& d) { return d.begin(d.threads_.local()); }
+  // begin() for a hold, which usually nests in an operation the thread is in already (a
+  // region_guard's, or another guard_ptr's): every scheme's begin() then only counts the depth,
+  // so that is done here, inline, without the call to the scheme's begin().
+  static record& nest(Domain& d) {
+    record& r = d.threads_.local();
+    if (r.level() == 0) [[unlikely]]
+      return d.begin(r);
+    r.enter();
+    return r;
+  }
   static void end(Domain& d, record& r) noexcept { d.end(r); }
   static void retire(Domain& d, record& r, retired_hook* node) { d.retire(r, node); }
 

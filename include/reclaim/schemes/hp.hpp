@@ -374,7 +374,6 @@ class hp<Policies...>::protection : core::thread_bound {
     std::swap(hazard_, other.hazard_);
   }
 
-  domain& owner_domain() const noexcept { return *domain_; }
 
   // Protects the pointer src holds (published, then validated by a re-read of src; loads with
   // `order`) and returns it. Throws std::bad_alloc only when it takes its first slot.
@@ -417,6 +416,16 @@ class hp<Policies...>::protection : core::thread_bound {
   void take_slot() { (void)own_slot(); }
   // Whether this owns a slot (a default-constructed or moved-from protection owns none).
   bool owns_slot() const noexcept { return hazard_ != nullptr; }
+
+  // Retires a node (tagged by core::to_retired) on this thread's record: hp's retire needs no
+  // operation around it, but the free policy gets its turn first, as when a guard opens (guard_ptr
+  // users may never open a guard; an amortized policy would then never free what scans found).
+  void retire(core::retired_hook* node) {
+    assert(record_ && "reclaim: retire through a protection that never protected");
+    check_owner();
+    core::garbage_claim::free_policy_step(*record_);
+    domain_->retire(*record_, node);
+  }
 
  private:
   slot& own_slot() {

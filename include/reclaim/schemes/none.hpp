@@ -48,7 +48,15 @@ class none::domain : public core::domain_base<none::domain, detail::none_record>
 
  private:
   friend class none::guard;
+  friend class none::protection;
   friend base;
+
+  // Keeps a retired node until the domain is destroyed.
+  void keep(core::retired_hook* hook) {
+    auto& r = threads_.local();
+    r.leaked.push(hook);
+    r.count_retired(gauge_);
+  }
 
   void on_thread_exit(record& r) noexcept { orphan(r, std::move(r.leaked)); }
   void flush_local(record&) noexcept {}
@@ -73,11 +81,7 @@ class none::guard : public core::guard_base<none::guard> {
 
  private:
   friend class core::guard_base<guard>;
-  void retire_hook(core::retired_hook* hook) {
-    auto& r = domain_.threads_.local();
-    r.leaked.push(hook);
-    r.count_retired(domain_.gauge_);
-  }
+  void retire_hook(core::retired_hook* hook) { domain_.keep(hook); }
   domain& domain_;
 };
 
@@ -89,8 +93,6 @@ class none::protection {
 
   protection() noexcept = default;
   explicit protection(domain& d) noexcept : domain_(&d) {}
-
-  domain& owner_domain() const noexcept { return *domain_; }
 
   // `order`: pairs with the release store or CAS that published the node.
   template <class P>
@@ -105,6 +107,7 @@ class none::protection {
     return false;
   }
   void reset_protection() const noexcept {}
+  void retire(core::retired_hook* hook) { domain_->keep(hook); }
 
  private:
   domain* domain_ = nullptr;

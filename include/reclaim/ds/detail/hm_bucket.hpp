@@ -35,6 +35,7 @@
 #include "../../concepts.hpp"
 #include "../../core/marked_ptr.hpp"
 #include "container_api.hpp"
+#include "marked_chain.hpp"
 
 namespace reclaim::ds::detail {
 
@@ -143,32 +144,15 @@ struct hm_bucket {
     }
   }
 
-  // Quiescent helpers: call only while no operation runs on this list.
-  // Deletes every node still linked (retired nodes belong to the scheme).
-  static void destroy_all(head_type& head) noexcept {
-    for (node* n = head.load(std::memory_order_relaxed).get(); n;) {
-      node* next = n->next.load(std::memory_order_relaxed).get();
-      delete n;
-      n = next;
-    }
-  }
+  // Quiescent helpers (detail/marked_chain.hpp): call only while no operation runs on this list.
+  static void destroy_all(head_type& head) noexcept { delete_chain(head); }
   // Calls f(const element&) for every element, in key order.
   template <class F>
   static void for_each_element(const head_type& head, F f) {
-    for (node* n = head.load(std::memory_order_acquire).get(); n;
-         n = n->next.load(std::memory_order_acquire).get())
-      f(static_cast<const element<Key, Value>&>(*n));
+    for_each_in_chain(head, [&f](const node& n) { f(static_cast<const element<Key, Value>&>(n)); });
   }
-  // Keys strictly increasing and no marked node reachable.
   static bool well_formed(const head_type& head, const Compare& comp) {
-    const node* last = nullptr;
-    for (node* n = head.load(std::memory_order_acquire).get(); n;) {
-      link next = n->next.load(std::memory_order_acquire);
-      if ((last && !comp(last->key, n->key)) || next.mark()) return false;
-      last = n;
-      n = next.get();
-    }
-    return true;
+    return chain_well_formed(head, comp);
   }
 
  private:
