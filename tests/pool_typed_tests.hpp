@@ -7,10 +7,12 @@
 // ds_treiber_stack_test.cpp, ds_ms_queue_test.cpp and ds_guarded_ms_queue_test.cpp, which
 // instantiate them with INSTANTIATE_TYPED_TEST_SUITE_P.
 #pragma once
+#include <chrono>
 #include <deque>
 #include <memory>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "container_suite.hpp"
@@ -265,10 +267,34 @@ TYPED_TEST_P(pool, popped_nodes_are_freed) {
   }
 }
 
+// A program builds its queue on the main thread, hands it to workers and waits: building a
+// container must not register the building thread, since under qsbr a registered thread that then
+// idles holds every grace period (the lab's main thread did, and freed nothing).
+TYPED_TEST_P(pool, building_the_container_holds_no_grace_period) {
+  using C = TypeParam;
+  using S = typename C::scheme_type;
+  if constexpr (reclaim::grace_periods<S>) {
+    typename C::domain_type domain;
+    C c(domain);
+    bool freed_all = false;
+    std::thread worker([&] {
+      for (std::int64_t v = 0; v < 1000; ++v) c.push(v);
+      while (c.pop()) {
+      }
+      freed_all = domain.try_barrier(std::chrono::seconds(5));
+    });
+    worker.join();
+    EXPECT_TRUE(freed_all) << "the thread that built the container held the barrier";
+    const reclaim::stats s = domain.stats();
+    EXPECT_EQ(s.freed, s.retired);
+  }
+}
+
 REGISTER_TYPED_TEST_SUITE_P(
     pool, hands_values_back_in_order_and_nullopt_when_empty,
     non_trivial_values_are_moved_out_once_and_destroyed_once,
     concurrent_pushes_and_pops_hand_each_value_out_once_2_threads,
-    concurrent_pushes_and_pops_hand_each_value_out_once_4_threads_from_empty, popped_nodes_are_freed);
+    concurrent_pushes_and_pops_hand_each_value_out_once_4_threads_from_empty, popped_nodes_are_freed,
+    building_the_container_holds_no_grace_period);
 
 }  // namespace reclaim_test::containers

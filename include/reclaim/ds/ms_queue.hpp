@@ -63,9 +63,10 @@ class ms_queue {
     static_assert(has_slots<Scheme, ms_queue>(),
                   "ms_queue protects 2 nodes at once (the head and its successor), and this "
                   "scheme's guard has fewer hazard slots: use hp<reclaim::slots<2>> or more");
-    // Made by a guard like every node, since the first pop retires it.
-    guard_type g(domain_);
-    node* dummy = g.template create<node>();
+    // Made without a guard: building a container registers no thread with the domain (under
+    // qsbr a registered thread that then idles, such as a main thread that builds the queue and
+    // waits for its workers, would hold every grace period). The first pop retires it as any node.
+    node* dummy = new node;
     // relaxed: the queue reaches other threads through whatever shares it with them.
     head_.store(dummy, std::memory_order_relaxed);
     tail_.store(dummy, std::memory_order_relaxed);
