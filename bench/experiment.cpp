@@ -20,7 +20,7 @@ enum class kind {
   number,     // an integer or a float
   integer,
   key_count,  // an integer, or a string with a K or M suffix
-  boolean,    // --prefill / --no-prefill
+  boolean,    // --NAME / --no-NAME (prefill, interleave)
   text,
 };
 
@@ -39,6 +39,7 @@ constexpr key_spec run_keys[] = {
     {"seed", kind::integer},      {"timeline", kind::text},
     {"timeline_capacity", kind::key_count}, {"slow_free_us", kind::integer},
     {"stall", kind::integer},     {"sample_ms", kind::integer},
+    {"interleave", kind::boolean},
 };
 
 std::string flag_name(std::string_view key) {
@@ -221,8 +222,8 @@ class loader {
 
     std::vector<std::string> words = {"reclaim-bench"};
     for (const value& v : values) {
-      if (v.flag == "prefill") {
-        words.push_back(v.text == "true" ? "--prefill" : "--no-prefill");
+      if (v.flag == "prefill" || v.flag == "interleave") {  // the kind::boolean keys
+        words.push_back((v.text == "true" ? "--" : "--no-") + v.flag);
       } else if (v.text.starts_with('-')) {  // one word: then it stays a value, not a flag
         words.push_back(fmt::format("--{}={}", v.flag, v.text));
       } else {

@@ -226,6 +226,10 @@ std::optional<options> parse_command_line(int argc, char** argv, const registry&
       ->capture_default_str();
   app.add_flag("--prefill,!--no-prefill", opt.prefill,
                "fill to half the key range before measuring (default) or start empty");
+  app.add_flag("--interleave,!--no-interleave", opt.interleave,
+               "run the trials round-robin (trial 1 of every point, then trial 2, ...), so that "
+               "the machine's drift falls on every point alike; default: each point's trials in "
+               "a row");
   app.add_option("--seed", seed, "seed of the random streams")
       ->type_name("N")
       ->capture_default_str();
@@ -290,6 +294,8 @@ std::optional<options> parse_command_line(int argc, char** argv, const registry&
     if (app.count(fmt::format("--{}", name))) opt.given.emplace_back(name, *text);
   }
   if (app.count("--prefill")) opt.given.emplace_back("prefill", opt.prefill ? "true" : "false");
+  if (app.count("--interleave"))
+    opt.given.emplace_back("interleave", opt.interleave ? "true" : "false");
   if (!opt.experiment.empty() && opt.list) throw usage_error("--experiment: not with `list`");
   if (app.count("--experiment") && opt.experiment.empty()) bad("--experiment", "a file name", "");
   opt.ds = parse_names("--ds", "container", ds, containers);

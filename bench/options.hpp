@@ -33,6 +33,7 @@ struct options {
   unsigned insert_pct{};
   unsigned delete_pct{};
   bool prefill = true;
+  bool interleave = false;  // --interleave: trial 1 of every point, then trial 2, ...
   std::uint64_t seed{};
   std::string out;  // JSON Lines file to append to; empty: none
   unsigned stall{};      // --stall: threads stalled inside an operation (trial_config::stall)
@@ -76,20 +77,25 @@ void check_output_files(const options& opt, bool directories_made);
 std::vector<const pairing*> skipped_pairs(const options& opt, const registry& reg);
 
 // The number of trials of a validated sweep, and each of them in the order the lab runs them (ds,
-// threads, alloc, scheme, trial): fn(pair, threads, alloc, trial). Pairs that do not apply are
-// skipped by both.
+// threads, alloc, scheme, trial; with --interleave the trial first): fn(pair, threads, alloc,
+// trial). Pairs that do not apply are skipped by both.
 std::size_t trial_count(const options& opt, const registry& reg);
 
 template <class Fn>
 void for_each_trial(const options& opt, const registry& reg, Fn&& fn) {
-  for (const std::string& ds : opt.ds)
-    for (unsigned threads : opt.threads)
-      for (const std::string& alloc : opt.allocs)
-        for (const std::string& scheme : opt.schemes) {
-          const pairing& pair = *reg.find(ds, scheme);  // validated: known
-          if (!pair.supported()) continue;
-          for (unsigned trial = 1; trial <= opt.trials; ++trial) fn(pair, threads, alloc, trial);
-        }
+  auto points = [&](unsigned first_trial, unsigned last_trial) {
+    for (const std::string& ds : opt.ds)
+      for (unsigned threads : opt.threads)
+        for (const std::string& alloc : opt.allocs)
+          for (const std::string& scheme : opt.schemes) {
+            const pairing& pair = *reg.find(ds, scheme);  // validated: known
+            if (!pair.supported()) continue;
+            for (unsigned trial = first_trial; trial <= last_trial; ++trial)
+              fn(pair, threads, alloc, trial);
+          }
+  };
+  if (!opt.interleave) return points(1, opt.trials);
+  for (unsigned trial = 1; trial <= opt.trials; ++trial) points(trial, trial);
 }
 
 // The point (pair, threads, trial) of the sweep of `opt` as a trial to run; `pair` is registered,

@@ -285,7 +285,8 @@ TYPED_TEST(smart_ptr_frees, nests_with_container_operations) {
 }
 
 // region_guard holds the operation for its scope under region schemes: a node acquired and reset
-// inside it is not freed before the region ends. Under hp and none it holds nothing.
+// inside it is not freed before the region ends. Under hp it opens a guard, which protects nothing
+// until a guard_ptr borrows its slots (and under hp_af the free policy still runs inside it).
 TYPED_TEST(smart_ptr_frees, region_guard_holds_the_operation) {
   using S = TypeParam;
   std::atomic<long> destroyed{0}, fillers{0};
@@ -305,6 +306,46 @@ TYPED_TEST(smart_ptr_frees, region_guard_holds_the_operation) {
     }
   }
   EXPECT_TRUE(drive_until<S>(domain, fillers, destroyed, 1));
+}
+
+// guard_ptrs made from a region borrow it (its operation, or under hp its slots): they protect
+// what they acquired as those made from the domain do, move to and from those freely, and what
+// they held is freed once they let go (hp) or the region ends (region schemes).
+TYPED_TEST(smart_ptr_frees, guard_ptrs_made_from_a_region_borrow_it) {
+  using S = TypeParam;
+  std::atomic<long> destroyed{0}, moved_destroyed{0}, fillers{0};
+  typename S::domain domain;
+  link<S> head(new node<S>(destroyed, 3));
+  link<S> other(new node<S>(moved_destroyed, 4));
+  {
+    reclaim::region_guard<S> region(domain);
+    guard<S> borrowed(region), moved(region);
+    guard<S> owned(domain);
+    borrowed.acquire(head);
+    moved.acquire(other);
+    // The borrowed protection goes with the move: owned now borrows too, and must also end
+    // before the region does (it is declared after it).
+    owned = std::move(moved);
+    EXPECT_FALSE(moved);
+    unlink_and_reclaim<S>(domain, head);
+    unlink_and_reclaim<S>(domain, other);
+    drive<S>(domain, fillers);
+    EXPECT_EQ(destroyed.load(), 0) << "freed while a borrowing guard_ptr held it";
+    EXPECT_EQ(moved_destroyed.load(), 0) << "the borrowed protection was lost in a move";
+    EXPECT_EQ(borrowed->payload, 3);
+    EXPECT_EQ(owned->payload, 4);
+    borrowed.reset();
+    owned.reset();
+    if constexpr (!S::protection::holds_region) {
+      EXPECT_TRUE(drive_until<S>(domain, fillers, destroyed, 1)) << "a reset lent slot still held";
+      EXPECT_TRUE(drive_until<S>(domain, fillers, moved_destroyed, 1));
+    } else {
+      drive<S>(domain, fillers);
+      EXPECT_EQ(destroyed.load() + moved_destroyed.load(), 0) << "freed inside the region";
+    }
+  }
+  EXPECT_TRUE(drive_until<S>(domain, fillers, destroyed, 1));
+  EXPECT_TRUE(drive_until<S>(domain, fillers, moved_destroyed, 1));
 }
 
 template <class S>
@@ -349,7 +390,55 @@ TEST(smart_ptr_hp, slots_are_given_back_to_the_pool) {
   delete head.load().get();
 }
 
+// hp: a region lends its guard's slots (K of them) to the guard_ptrs made from it, so they take
+// nothing from the pool; those made beyond K take from the pool, and every one protects.
+TEST(smart_ptr_hp, a_region_lends_its_slots_then_the_pool_serves) {
+  using S = reclaim::hp<reclaim::slots<2>>;
+  std::atomic<long> fillers{0};
+  std::vector<std::atomic<long>> destroyed(3);
+  S::domain domain;
+  std::vector<link<S>> links(3);
+  for (int i = 0; i < 3; ++i) links[i].store(new node<S>(destroyed[i], i));
+  { S::guard registers(domain); }
+  const std::size_t threshold = domain.scan_threshold();
+  {
+    reclaim::region_guard<S> region(domain);
+    guard<S> a(region), b(region);
+    a.acquire(links[0]);
+    b.acquire(links[1]);
+    EXPECT_EQ(domain.scan_threshold(), threshold) << "a lent slot came from the pool";
+    guard<S> c(region);  // the region's two slots are lent out
+    c.acquire(links[2]);
+    EXPECT_GT(domain.scan_threshold(), threshold) << "the third guard_ptr took no pool slot";
+    for (auto& l : links) unlink_and_reclaim<S>(domain, l);
+    drive<S>(domain, fillers);
+    for (int i = 0; i < 3; ++i) EXPECT_EQ(destroyed[i].load(), 0) << "node " << i;
+    EXPECT_EQ(a->payload + b->payload + c->payload, 3);
+  }
+  EXPECT_TRUE(eventually([&] {
+    drive<S>(domain, fillers, 50);
+    for (auto& d : destroyed)
+      if (d.load() != 1) return false;
+    return true;
+  }));
+}
+
 #ifndef NDEBUG
+// A guard_ptr made from a region that outlives it would hold an operation (or a hazard slot) that
+// has ended: debug builds stop when the region ends.
+template <class S>
+void outlive_the_region() {
+  typename S::domain domain;
+  auto region = std::make_unique<reclaim::region_guard<S>>(domain);
+  guard<S> borrowed(*region);
+  region.reset();
+}
+TEST(smart_ptr_misuse, a_guard_ptr_outliving_its_region_is_named) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_DEATH(outlive_the_region<reclaim::debra<>>(), "made from a region_guard outlived it");
+  EXPECT_DEATH(outlive_the_region<reclaim::hp<>>(), "made from a region_guard outlived it");
+}
+
 // Destroying a domain while a guard_ptr on it still protects a node is named in debug builds: the
 // guard_ptr would later give its slot back to, or leave an operation of, a destroyed domain.
 template <class S>

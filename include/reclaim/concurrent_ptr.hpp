@@ -5,30 +5,36 @@
 //   guard_ptr<T, Scheme, MarkBits>  a snapshot of a concurrent_ptr that keeps its node from being
 //                                   freed until it is reset, reassigned or destroyed; reclaim()
 //                                   retires the node it holds.
-//   region_guard<Scheme>            a scope inside which guard_ptrs are cheap (see below).
+//   region_guard<Scheme>            a scope that lends its protection to the guard_ptrs made
+//                                   from it (see below).
 //
-// A guard_ptr owns its protection, so guard_ptrs are released in any order, nest, and live across
-// container operations: there are no slot indices. What it owns depends on the scheme
-// (Scheme::protection):
+// A guard_ptr made from a domain owns its protection, so such guard_ptrs are released in any
+// order, nest, and live across container operations: there are no slot indices. What it owns
+// depends on the scheme (Scheme::protection):
 //   hp                                        one hazard slot from its thread's pool, taken on the
 //                                             first acquire and given back when it is destroyed
 //   debra, ebr, ner, qsbr, rcu, token_*       a share in the thread's current operation: while a
 //                                             guard_ptr holds a node, the thread is inside an
-//                                             operation (entering one if it was in none), so
-//                                             nothing retired since can be freed
+//                                             operation (entering one if it was in none, else one
+//                                             level deeper), so nothing retired since can be freed
 //   none                                      nothing (nothing is freed while the domain lives)
 //   nbr, nbr_plus                             cannot serve it: a compile error says why
 // A guard_ptr belongs to the thread that made it, as a guard does, and is movable, not copyable: a
 // copy under hp would need a new hazard published and fenced, as costly as a new acquire, so
 // copying is spelled as one.
 //
-// region_guard<Scheme> enters an operation once for its scope, so that the guard_ptrs inside it
-// only count the nesting depth instead of each entering and leaving (under debra, a seq_cst RMW
-// and a re-read of the epoch each time the thread's last guard_ptr lets go and the next acquires).
-// Under qsbr a region is a stretch without quiescent states: the thread announces one only when
-// its last region_guard, guard or holding guard_ptr is gone, so keep regions as short as
-// operations. Under hp and none it does nothing: each guard_ptr's protection is already its own.
-//
+// region_guard<Scheme> enters an operation once for its scope (under hp it opens a guard and its
+// block of hazard slots; under none it does nothing), and a guard_ptr made from it
+// (`guard_ptr<T, Scheme> p(region)`) borrows from it instead of owning: the region's operation
+// (acquire is then a plain load and letting go costs nothing) or one of its hazard slots (no pool
+// traffic; once the region's slots are lent out, later guard_ptrs take from the pool). That is
+// what a container's operation costs with explicit calls, and it is how the guarded containers
+// are written. A borrowing guard_ptr must be destroyed before its region ends (debug builds stop
+// otherwise); it moves freely to and from the others, what it borrowed going with it (a guard_ptr
+// made from the domain that receives it then borrows too, and must also end first). Under
+// qsbr a region is a stretch without quiescent states: the thread announces one only when its
+// last region_guard, guard or holding guard_ptr is gone, so keep regions as short as operations.
+
 // Memory orders. concurrent_ptr's operations take them as std::atomic's do (default seq_cst); a
 // store or CAS that links a node must be release (or stronger) and the acquire that reads it
 // acquire (or stronger), so that the node's contents are seen initialized: that pair is the
@@ -109,21 +115,20 @@ struct protection_of<Scheme, false> {
       "protection may survive it. Write the container with the scheme's guard, "
       "RECLAIM_READ_PHASE(g) and g.write_phase(nodes...) (docs/writing-a-container.md).");
   struct type {  // only so that the message above is the one error
-    static constexpr bool holds_region = false;
+    struct region {
+      template <class Domain>
+      explicit region(Domain&) noexcept {}
+    };
     template <class Domain>
     explicit type(Domain&) noexcept {}
-    void enter() noexcept {}
+    explicit type(region&) noexcept {}
   };
 };
 
-// region_guard's member under schemes whose protections hold no region (hp, none).
-struct no_region {
-  template <class Domain>
-  explicit no_region(Domain&) noexcept {}
-  void enter() noexcept {}
-};
-
 }  // namespace detail
+
+template <class Scheme>
+class region_guard;
 
 // Spelled guard_ptr<node, Scheme, MarkBits>, beside concurrent_ptr<node, MarkBits>: a container
 // names both once, e.g. `using guard = reclaim::guard_ptr<node, Scheme, 1>;`.
@@ -138,9 +143,13 @@ class guard_ptr {
 
   // Empty, for the scheme's default domain or for `d`.
   guard_ptr() : guard_ptr(Scheme::default_domain()) {}
-  explicit guard_ptr(domain_type& d) noexcept : protection_(d) {
-    static_assert(std::is_base_of_v<typename Scheme::node_base, T>,
-                  "reclaim::guard_ptr<T, Scheme>: T must derive from Scheme::node_base");
+  explicit guard_ptr(domain_type& d) noexcept : protection_(d) { check_node_type(); }
+  // Empty, for region's domain, borrowing from the region: under the region schemes its
+  // operation (acquire is a plain load, and there is nothing to let go), under hp one of its
+  // hazard slots while it has one left. It must be destroyed before the region ends (debug builds
+  // check): make guard_ptrs that outlive it from the domain.
+  explicit guard_ptr(region_guard<Scheme>& region) noexcept : protection_(region.region_) {
+    check_node_type();
   }
   // Moves the protection: `other` is left empty (under hp it keeps a slot for its next acquire).
   guard_ptr(guard_ptr&& other) noexcept
@@ -155,6 +164,7 @@ class guard_ptr {
   guard_ptr(const guard_ptr&) = delete;
   guard_ptr& operator=(const guard_ptr&) = delete;
   ~guard_ptr() = default;  // the protection lets go
+
 
   // Takes a protected snapshot of src (under hp: publishes it, then re-reads src until it is
   // stable, so it may loop while src keeps changing). What this held before is released. `order`
@@ -203,6 +213,10 @@ class guard_ptr {
   explicit operator bool() const noexcept { return static_cast<bool>(ptr_); }
 
  private:
+  static constexpr void check_node_type() noexcept {
+    static_assert(std::is_base_of_v<typename Scheme::node_base, T>,
+                  "reclaim::guard_ptr<T, Scheme>: T must derive from Scheme::node_base");
+  }
   T* held() const noexcept {
     assert(ptr_ && "reclaim: guard_ptr::reclaim() on an empty guard_ptr");
     return ptr_.get();
@@ -216,22 +230,23 @@ class guard_ptr {
   pointer ptr_;
 };
 
-// Enters the thread into an operation for its scope (where the scheme has operations to enter), so
-// that the guard_ptrs inside it are cheap; guard_ptrs may outlive it.
+// Enters the thread into an operation for its scope (where the scheme has operations to enter),
+// and lends it to the guard_ptrs made from it (see the top of this file). guard_ptrs made from the
+// domain may outlive it.
 template <class Scheme>
 class region_guard {
-  using protection = typename detail::protection_of<Scheme>::type;
-  using hold = std::conditional_t<protection::holds_region, protection, detail::no_region>;
+  using region = typename detail::protection_of<Scheme>::type::region;
 
  public:
-  explicit region_guard(typename Scheme::domain& d = Scheme::default_domain()) : hold_(d) {
-    hold_.enter();
-  }
+  explicit region_guard(typename Scheme::domain& d = Scheme::default_domain()) : region_(d) {}
   region_guard(const region_guard&) = delete;
   region_guard& operator=(const region_guard&) = delete;
 
  private:
-  [[no_unique_address]] hold hold_;
+  template <class, class, unsigned>
+  friend class guard_ptr;
+
+  region region_;
 };
 
 }  // namespace reclaim

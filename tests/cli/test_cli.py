@@ -368,6 +368,29 @@ def test_run(tmp):
         check(rec.get("final_size") == 50 and rec.get("retired") == 0, f"append: {rec}")
     check([rec.get("trial") for rec in added] == [1, 2], "append: trials not numbered 1, 2")
 
+    # --interleave runs the trials round-robin: trial 1 of every point, then trial 2. The dry run
+    # lists that order, the run keeps it, and an experiment file may ask for it.
+    args = ["--ds", "hm_list", "--scheme", "none,debra", "--seconds", "0.05", "--trials", "2",
+            "--keys", "100", "--interleave"]
+    r = bench(*args, "--dry-run")
+    listed = [line.split()[1] + " " + line.split()[-1] for line in r.stdout.splitlines()
+              if " threads=" in line]
+    check(listed == ["none 1/2", "debra 1/2", "none 2/2", "debra 2/2"],
+          f"interleave dry run: {r.stdout!r}")
+    out = os.path.join(tmp, "interleaved.jsonl")
+    r = bench(*args, "--out", out)
+    check(r.returncode == 0, f"interleave: exit status {r.returncode}: {r.stderr}")
+    check([(rec.get("scheme"), rec.get("trial")) for rec in load_lines(out)]
+          == [("none", 1), ("debra", 1), ("none", 2), ("debra", 2)], "interleave: trial order")
+    experiment = os.path.join(tmp, "interleave.toml")
+    write(experiment, 'title = "t"\n[[run]]\nds = "hm_list"\nscheme = ["none", "debra"]\n'
+                      'trials = 2\nseconds = 0.05\ninterleave = true\n')
+    r = bench("--experiment", experiment, "--dry-run")
+    listed = [line.split()[1] + " " + line.split()[-1] for line in r.stdout.splitlines()
+              if " threads=" in line]
+    check(listed == ["none 1/2", "debra 1/2", "none 2/2", "debra 2/2"],
+          f"interleave in an experiment: {r.stdout!r} {r.stderr!r}")
+
     # No prefill, lookups only: the structure stays empty; the seed is recorded as given.
     out = os.path.join(tmp, "empty.jsonl")
     r = bench("--no-prefill", "--insert", "0", "--delete", "0", "--seconds", "0.05", "--keys", "2",

@@ -31,6 +31,54 @@ class thread_bound {
 #endif
 };
 
+// What a region lends (a reclaim::region_guard lends its operation, or under hp a hazard slot, to
+// the guard_ptrs made from it) must be given back before the region ends: a loan follows what was
+// lent from guard_ptr to guard_ptr as it moves, and the lender counts the loans out. Debug builds
+// stop when a region ends with a loan out; release builds pay nothing.
+class lender;
+class loan {
+ public:
+  loan() noexcept = default;
+#ifndef NDEBUG
+  loan(loan&& other) noexcept : out_(std::exchange(other.out_, nullptr)) {}
+  loan& operator=(loan&& other) noexcept {
+    if (this != &other) {
+      give_back();
+      out_ = std::exchange(other.out_, nullptr);
+    }
+    return *this;
+  }
+  ~loan() { give_back(); }
+
+ private:
+  friend lender;
+  explicit loan(unsigned& out) noexcept : out_(&out) { ++out; }
+  void give_back() noexcept {
+    if (out_) --*std::exchange(out_, nullptr);
+  }
+  unsigned* out_ = nullptr;
+#endif
+};
+
+class lender {
+ public:
+  lender() noexcept = default;
+  lender(const lender&) = delete;
+  lender& operator=(const lender&) = delete;
+#ifndef NDEBUG
+  ~lender() {
+    assert(out_ == 0 &&
+           "reclaim: a guard_ptr made from a region_guard outlived it (make it from the domain)");
+  }
+  loan lend() noexcept { return loan(out_); }
+
+ private:
+  unsigned out_ = 0;
+#else
+  loan lend() noexcept { return {}; }
+#endif
+};
+
 template <class Guard>
 class guard_base : protected thread_bound {
  public:

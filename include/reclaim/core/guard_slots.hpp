@@ -9,7 +9,7 @@
 #pragma once
 #include <atomic>
 #include <cstddef>
-#include <vector>
+#include <memory>
 
 namespace reclaim::core {
 
@@ -76,16 +76,15 @@ class slot_pool {
   // Throws std::bad_alloc, and then nothing changed.
   template <class OnGrow>
   std::atomic<T>& take(OnGrow on_grow) {
-    if (free_.empty()) [[unlikely]] grow(on_grow);
-    std::atomic<T>* slot = free_.back();
-    free_.pop_back();
-    return *slot;
+    if (free_count_ == 0) [[unlikely]] grow(on_grow);
+    return *free_[--free_count_];
   }
-  // Owner only; the slot is the caller's to clear first.
-  void give_back(std::atomic<T>& slot) noexcept { free_.push_back(&slot); }
+  // Owner only; the slot is the caller's to clear first. The stack has room for every slot, so
+  // this is one store, with nothing to grow.
+  void give_back(std::atomic<T>& slot) noexcept { free_[free_count_++] = &slot; }
 
   // Whether no slot is taken (owner only, or once the owner is gone).
-  bool all_free() const noexcept { return free_.size() == blocks_ * N; }
+  bool all_free() const noexcept { return free_count_ == blocks_ * N; }
 
   // f(block) for every block, for reclaimers.
   template <class F>
@@ -101,21 +100,26 @@ class slot_pool {
   }
 
  private:
+  // Called with no free slot: every slot is taken, so the new stack starts with the new block's.
   template <class OnGrow>
   [[gnu::noinline]] void grow(OnGrow on_grow) {
-    free_.reserve((blocks_ + 1) * N);  // the one step that may throw, before anything changes
-    auto* b = new block;
+    // The allocations may throw; nothing changes before both have succeeded.
+    auto stack = std::make_unique<std::atomic<T>*[]>((blocks_ + 1) * N);
+    auto b = std::make_unique<block>();
     b->next.store(first_.load(std::memory_order_relaxed), std::memory_order_relaxed);
+    for (auto& slot : b->slots) stack[free_count_++] = &slot;
     // release: a reclaimer that reads the new head (acquire in for_each()) sees the block built.
-    first_.store(b, std::memory_order_release);
+    first_.store(b.release(), std::memory_order_release);
+    free_ = std::move(stack);
     ++blocks_;
-    for (auto& slot : b->slots) free_.push_back(&slot);
     on_grow();
   }
 
   std::atomic<block*> first_{nullptr};
-  std::vector<std::atomic<T>*> free_;  // owner only
-  std::size_t blocks_ = 0;             // owner only
+  // Owner only: a stack of the free slots, with room for every slot of the chain.
+  std::unique_ptr<std::atomic<T>*[]> free_;
+  std::size_t free_count_ = 0;
+  std::size_t blocks_ = 0;
 };
 
 }  // namespace reclaim::core

@@ -5,8 +5,8 @@
 //
 // A region is the record's nesting depth: every guard and every holding protection counts once,
 // only the first to enter begins the operation and only the last to leave ends it, so they may be
-// released in any order. (The public reclaim::region_guard<Scheme>, concurrent_ptr.hpp, is a scope
-// that holds one.)
+// released in any order. (The public reclaim::region_guard<Scheme>, concurrent_ptr.hpp, holds a
+// region_hold::region, and lends its operation to the guard_ptrs made from it.)
 #pragma once
 #include <atomic>
 #include <cassert>
@@ -16,49 +16,80 @@
 
 namespace reclaim::core {
 
+template <class Domain>
+class region_scheme_guard;
+
 // A movable share in the thread's current operation: while it holds, the thread is inside an
 // operation (entered by the first hold or guard, left by the last). The protection a guard_ptr
 // holds under a region scheme: a guard_ptr that holds a node keeps the thread inside the operation
 // that read it, so that nothing retired since can be freed.
-template <class Domain>
-class region_scheme_guard;
-
+//
+// A hold made from a region (a guard_ptr made from a reclaim::region_guard) borrows the region's
+// operation instead: it counts nothing, so acquiring is a plain load and letting go is nothing, as
+// with a guard's protect(); it must end before the region does (debug builds check).
 template <class Domain>
 class region_hold : thread_bound {
   using record = typename Domain::record;
 
  public:
-  // Whether holding keeps the thread inside an operation (reclaim::region_guard).
+  // Whether holding keeps the thread inside an operation.
   static constexpr bool holds_region = true;
+
+  // What a reclaim::region_guard holds: the scheme's guard (the thread inside an operation for its
+  // scope, as a container's operation is), lent to the holds made from it.
+  class region {
+   public:
+    explicit region(Domain& d) : guard_(d) {}
+
+   private:
+    friend region_hold;
+    region_scheme_guard<Domain> guard_;
+    lender lender_;
+  };
 
   region_hold() noexcept = default;
   explicit region_hold(Domain& d) noexcept : domain_(&d) {}
+  // Borrows r's operation (see above).
+  explicit region_hold(region& r) noexcept
+      : domain_(&r.guard_.domain_),
+        record_(&r.guard_.record_),
+        state_(lent),
+        loan_(r.lender_.lend()) {}
+  // The record stays known to both (it is the thread's, and a hold belongs to its thread).
   region_hold(region_hold&& other) noexcept
-      : domain_(other.domain_), record_(std::exchange(other.record_, nullptr)) {}
+      : domain_(other.domain_),
+        record_(other.record_),
+        state_(std::exchange(other.state_, idle)),
+        loan_(std::move(other.loan_)) {}
   region_hold& operator=(region_hold&& other) noexcept {
     if (this != &other) {
       leave();
       domain_ = other.domain_;
-      record_ = std::exchange(other.record_, nullptr);
+      record_ = other.record_;
+      state_ = std::exchange(other.state_, idle);
+      loan_ = std::move(other.loan_);
     }
     return *this;
   }
   ~region_hold() { leave(); }
 
-  bool holds() const noexcept { return record_ != nullptr; }
+  bool holds() const noexcept { return state_ != idle; }
 
   // Holds the thread inside an operation, entering one if it is in none (the scheme's begin(), with
-  // its fences); a no-op while this already holds.
+  // its fences); a no-op while this already holds or borrows.
   void enter() {
-    if (record_) return;
+    if (state_ != idle) return;
     check_owner();
-    record_ = &nest(*domain_);
+    record_ = &hold(*domain_, record_);
+    state_ = holding;
   }
   // Lets go; the operation ends if nothing else holds it (the scheme's end(), with its release).
+  // A borrowed operation stays the region's.
   void leave() noexcept {
-    if (!record_) return;
+    if (state_ != holding) return;
     check_owner();
-    end(*domain_, *std::exchange(record_, nullptr));
+    state_ = idle;
+    end(*domain_, *record_);
   }
 
   // The node src holds, read inside the operation: the scheme's begin() ordered this load after
@@ -98,12 +129,21 @@ class region_hold : thread_bound {
 
   // Retires a node (tagged by core::to_retired) inside the operation this holds.
   void retire(retired_hook* node) {
-    assert(record_ && "reclaim: retire through a protection that holds no operation");
+    assert(state_ != idle && "reclaim: retire through a protection that holds no operation");
     check_owner();
     retire(*domain_, *record_, node);
   }
 
  private:
+  // enter()'s work, out of line so that protect() stays small enough to inline (a guard_ptr made
+  // from a region never comes here, one made from the domain once per hold), and static so that
+  // the hold's address does not escape: the compiler may then keep guard_ptrs in registers.
+  [[gnu::noinline]] static record& hold(Domain& d, record* known) {
+    record& r = known ? *known : d.threads_.local();
+    nest(d, r);
+    return r;
+  }
+
   // The guard always holds, from construction to destruction: it keeps the record itself and
   // calls these, so that its fast path tests nothing.
   friend class region_scheme_guard<Domain>;
@@ -111,22 +151,27 @@ class region_hold : thread_bound {
   // begin() for a hold, which usually nests in an operation the thread is in already (a
   // region_guard's, or another guard_ptr's): every scheme's begin() then only counts the depth,
   // so that is done here, inline, without the call to the scheme's begin().
-  static record& nest(Domain& d) {
-    record& r = d.threads_.local();
+  static void nest(Domain& d, record& r) {
     if (r.level() == 0) [[unlikely]]
-      return d.begin(r);
-    r.enter();
-    return r;
+      (void)d.begin(r);
+    else
+      r.enter();
   }
   static void end(Domain& d, record& r) noexcept { d.end(r); }
   static void retire(Domain& d, record& r, retired_hook* node) { d.retire(r, node); }
 
+  enum state : unsigned char { idle, holding, lent };
+
   Domain* domain_ = nullptr;
-  record* record_ = nullptr;  // non-null while holding
+  record* record_ = nullptr;  // this thread's, once known
+  state state_ = idle;
+  [[no_unique_address]] loan loan_;  // while lent: debug builds count it in the region
 };
 
 template <class Domain>
 class region_scheme_guard : public guard_base<region_scheme_guard<Domain>> {
+  friend class region_hold<Domain>;  // a region's guard lends its operation
+
  public:
   static constexpr bool validates = false;
 

@@ -9,9 +9,10 @@
 // it meets and goes on from the same predecessor, restarting from the head only when the
 // predecessor's link changed under it. What differs here:
 // - A search holds three guard_ptrs, made once per operation: `save` (the predecessor's node,
-//   which owns the link `prev`), `cur` and `next`. Advancing swaps them round (std::swap moves the
-//   protections between guard_ptrs: no pool traffic under hp, no nesting change under the region
-//   schemes), so the search reads like the algorithm, with no slot indices.
+//   which owns the link `prev`), `cur` and `next`, made from the operation's region_guard (so
+//   they borrow its operation, or under hp its hazard slots). Advancing rotates the three roles
+//   among the guard_ptrs (pointer renames: no protection moves), so the search reads like the
+//   algorithm, with no slot indices.
 // - Validation is the algorithm's own: after acquiring cur's successor, the predecessor's link
 //   must still be cur, unmarked; under hp that re-read is what makes the successor safe to follow.
 // - The node a CAS unlinked is retired with reclaim() on the guard_ptr that holds it.
@@ -70,7 +71,7 @@ class basic_guarded_hm_list
 
   bool contains(const Key& key) {
     region_guard<Scheme> region(domain_);
-    position pos(domain_);
+    position pos(region);
     return search(pos, key);
   }
 
@@ -80,21 +81,21 @@ class basic_guarded_hm_list
     requires api::is_map
   bool visit(const Key& key, F&& f) {
     region_guard<Scheme> region(domain_);
-    position pos(domain_);
+    position pos(region);
     if (!search(pos, key)) return false;
-    std::forward<F>(f)(std::as_const(pos.cur->value));
+    std::forward<F>(f)(std::as_const((*pos.cur)->value));
     return true;
   }
 
   bool erase(const Key& key) {
     region_guard<Scheme> region(domain_);
-    position pos(domain_);
+    position pos(region);
     for (;;) {
       if (!search(pos, key)) return false;
-      pointer next = pos.next.get();  // unmarked: a search returns only unmarked nodes
+      pointer next = pos.next->get();  // unmarked: a search returns only unmarked nodes
       // Logical deletion: mark cur's link. acq_rel: orders the mark after our reads of cur and
       // makes it visible to whoever unlinks cur.
-      if (!pos.cur->next.compare_exchange_strong(next, pointer(next.get(), 1),
+      if (!(*pos.cur)->next.compare_exchange_strong(next, pointer(next.get(), 1),
                                                  std::memory_order_acq_rel,
                                                  std::memory_order_relaxed))
         continue;  // cur's link changed (a new successor, or another erase marked it)
@@ -118,17 +119,22 @@ class basic_guarded_hm_list
   // when prev is the head), cur the first node whose key is not less than the key searched (empty
   // at the end of the list) and next cur's successor. When a search returns, prev holds cur
   // unmarked and cur's link holds next unmarked (cur's own snapshot may carry the mark of the link
-  // it was read from: compare cur.get()).
+  // it was read from: compare cur->get()). save, cur and next are roles that a search rotates
+  // among three guard_ptrs as it advances: renaming them costs nothing, where swapping what two
+  // guard_ptrs hold would move their protections' fields at every node.
   struct position {
-    explicit position(domain_type& d) : save(d), cur(d), next(d) {}
+    explicit position(region_guard<Scheme>& r) : held{guard(r), guard(r), guard(r)} {}
     link* prev = nullptr;
-    guard save, cur, next;
+    guard held[3];
+    guard* save = &held[0];
+    guard* cur = &held[1];
+    guard* next = &held[2];
   };
 
   template <class K, class... V>
   bool emplace(K&& key, V&&... value) {
     region_guard<Scheme> region(domain_);
-    position pos(domain_);
+    position pos(region);
     node* fresh = nullptr;
     for (;;) {
       // Once fresh exists it holds the key (perhaps moved from the caller's): search for it.
@@ -137,8 +143,8 @@ class basic_guarded_hm_list
         return false;
       }
       if (!fresh) fresh = new node(std::forward<K>(key), std::forward<V>(value)...);
-      fresh->next.store(pos.cur.get(), std::memory_order_relaxed);
-      pointer expected = pos.cur.get();
+      fresh->next.store(pos.cur->get(), std::memory_order_relaxed);
+      pointer expected = pos.cur->get();
       // release: publishes the new node's fields; pairs with the acquire of whoever reads it.
       if (pos.prev->compare_exchange_strong(expected, fresh, std::memory_order_release,
                                             std::memory_order_relaxed))
@@ -149,38 +155,57 @@ class basic_guarded_hm_list
   // Unlinks the marked cur from prev and retires it; false if prev no longer points to cur.
   // acq_rel: the release publishes next to searches that read the new link; the acquire orders
   // the retire after the unlink that made cur ours to retire.
-  static bool unlink(position& pos) {
-    pointer expected = pos.cur.get();
-    if (!pos.prev->compare_exchange_strong(expected, pos.next.get(), std::memory_order_acq_rel,
-                                           std::memory_order_relaxed))
+  static bool unlink(link* prev, guard& cur, const guard& next) {
+    pointer expected = cur.get();
+    if (!prev->compare_exchange_strong(expected, next.get(), std::memory_order_acq_rel,
+                                       std::memory_order_relaxed))
       return false;
-    pos.cur.reclaim();
+    cur.reclaim();
     return true;
   }
+  static bool unlink(position& pos) { return unlink(pos.prev, *pos.cur, *pos.next); }
 
-  // Michael's Find: whether a node with `key` is in the list, and where it is or would be.
+  // Michael's Find: whether a node with `key` is in the list, and where it is or would be. c and
+  // n are what cur and next hold, kept in registers (read back from the guard_ptrs, they would be
+  // reloaded after every store to one of them).
   bool search(position& pos, detail::search_key<Key> key) {
+    guard *save = pos.save, *cur = pos.cur, *next = pos.next;  // the roles, in registers
+    link* prev;
+    bool found;
   try_again:
-    pos.prev = &head_;
-    pos.save.reset();
+    prev = &head_;
+    save->reset();
     // acquire (here and below): pairs with the release CAS that linked the node.
-    pos.cur.acquire(head_, std::memory_order_acquire);
-    for (;;) {
-      if (!pos.cur) return false;
-      pos.next.acquire(pos.cur->next, std::memory_order_acquire);
+    cur->acquire(head_, std::memory_order_acquire);
+    for (node* c = cur->get();;) {
+      if (!c) {
+        found = false;
+        break;
+      }
+      next->acquire(c->next, std::memory_order_acquire);
+      const pointer n = *next;
       // cur is still reachable from prev, unmarked: what makes the reads above valid (under hp,
       // next was not retired before its hazard was visible).
-      if (pos.prev->load(std::memory_order_acquire) != pointer(pos.cur.get())) goto try_again;
-      if (!pos.next.mark()) {
-        const Key& ckey = pos.cur->key;  // a reference: a search copies nothing
-        if (!comp_(ckey, key)) return !comp_(key, ckey);
-        pos.prev = &pos.cur->next;
-        std::swap(pos.save, pos.cur);  // save: prev's node
-      } else if (!unlink(pos)) {
+      if (prev->load(std::memory_order_acquire) != pointer(c)) goto try_again;
+      if (!n.mark()) {
+        const Key& ckey = c->key;  // a reference: a search copies nothing
+        if (!comp_(ckey, key)) {
+          found = !comp_(key, ckey);
+          break;
+        }
+        prev = &c->next;
+        std::swap(save, cur);  // save: prev's node
+      } else if (!unlink(prev, *cur, *next)) {
         goto try_again;
       }
-      std::swap(pos.cur, pos.next);  // cur: the successor; next: free for the next acquire
+      std::swap(cur, next);  // cur: the successor; next: free for the next acquire
+      c = n.get();
     }
+    pos.prev = prev;
+    pos.save = save;
+    pos.cur = cur;
+    pos.next = next;
+    return found;
   }
 
   template <class F>

@@ -5,11 +5,11 @@
 // The algorithm, its linearization points and the memory-ordering argument are those of
 // ds/ms_queue.hpp, the explicit-call form (a guard, protect(src, slot), retire, and the read and
 // write phases that nbr needs). What differs here:
-// - No slot indices: pop holds the head and its successor in two guard_ptrs, push the tail in one.
-//   They are made once per operation and re-acquired on each retry, so under hp each takes a slot
-//   from the thread's pool once per operation and keeps it across retries.
-// - The region_guard enters the operation once (region schemes), so that the guard_ptrs inside it
-//   only count the nesting depth; under hp and none it does nothing.
+// - No slot indices: pop holds the head and its successor in two guard_ptrs, push the tail in one,
+//   made once per operation from its region_guard and re-acquired on each retry.
+// - The region_guard enters the operation once, and its guard_ptrs borrow from it: the operation
+//   under the region schemes (an acquire is a plain load), one of the slots of the guard it opens
+//   under hp; so the operation costs what the explicit guard's does.
 // - The old dummy is retired by head.reclaim() on the guard_ptr that holds it.
 // - nbr and nbr_plus cannot serve it: a guard_ptr outlives any read phase, and neutralization
 //   restarts a read phase from the root (offers() says so, so the container's static_assert does
@@ -79,7 +79,7 @@ class guarded_ms_queue {
   void emplace(Args&&... args) {
     node* fresh = new node(std::in_place, std::forward<Args>(args)...);
     region_guard<Scheme> region(domain_);
-    guard tail(domain_);
+    guard tail(region);
     for (;;) {
       // acquire: pairs with the release CASes on tail_. Under hp the re-read of tail_ validates
       // it: a node tail_ points to is not retired.
@@ -109,7 +109,7 @@ class guarded_ms_queue {
 
   std::optional<T> pop() {
     region_guard<Scheme> region(domain_);
-    guard head(domain_), next(domain_);
+    guard head(region), next(region);
     for (;;) {
       head.acquire(head_, std::memory_order_acquire);  // pairs with the release CAS on head_
       // acquire: pairs with the release link CAS in emplace(): the value in next is visible.

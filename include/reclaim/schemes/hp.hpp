@@ -173,19 +173,21 @@ class hp<Policies...>::domain
       extra_slots_.fetch_add(decltype(r.owned)::block_size, std::memory_order_relaxed);
     });
   }
-  static void give_back(record& r, slot& hazard) noexcept {
+  // Out of line: a protection's destructor then inlines into the operation that made it.
+  [[gnu::noinline]] static void give_back(record& r, slot& hazard) noexcept {
     clear_slot(hazard);
     r.owned.give_back(hazard);
   }
 
-  // A guard opens on r: the outermost one gives the free policy its turn and uses the record's
-  // slots, a nested one the block of its level. Small, so that it inlines into every operation.
+  // A guard opens on r: it gives the free policy its turn (nested ones too, so that a thread
+  // that holds a long guard or region_guard still frees what its scans proved safe) and uses the
+  // record's slots, or when nested the block of its level. Small, so that it inlines into every
+  // operation.
   block& open(record& r) {
     const unsigned level = r.enter();
-    if (level == 0) [[likely]] {
-      core::garbage_claim::free_policy_step(r);
+    core::garbage_claim::free_policy_step(r);
+    if (level == 0) [[likely]]
       return r.hazards;
-    }
     return nested_block(r, level);
   }
 
@@ -302,6 +304,8 @@ class hp<Policies...>::domain
 
 template <class... Policies>
 class hp<Policies...>::guard : public core::guard_base<guard> {
+  friend class hp::protection;  // a region's guard lends its slots
+
  public:
   static constexpr bool validates = true;
   static constexpr unsigned slot_count = hp::slot_count;
@@ -346,15 +350,43 @@ class hp<Policies...>::protection : core::thread_bound {
   using slot = typename domain::slot;
 
  public:
-  // Whether holding a protection keeps the thread inside an operation (reclaim::region_guard).
+  // Whether holding a protection keeps the thread inside an operation.
   static constexpr bool holds_region = false;
+
+  // What a reclaim::region_guard holds under hp: a guard, whose block of slots it lends one by one
+  // to the protections made from it, so that they take no slot from the pool (once the block is
+  // lent out, they take from the pool as others do). A lent slot is the guard's again when the
+  // region ends, which clears it: the protection must end first (debug builds check), and until
+  // then its last hazard stays published even if it was destroyed (as a guard's slots do).
+  class region {
+   public:
+    explicit region(domain& d) : guard_(d) {}
+
+   private:
+    friend protection;
+    slot* lend() noexcept { return next_ < slot_count ? &guard_.block_.slots[next_++] : nullptr; }
+
+    guard guard_;
+    unsigned next_ = 0;
+    core::lender lender_;
+  };
 
   protection() noexcept = default;
   explicit protection(domain& d) noexcept : domain_(&d) {}
+  // A protection with one of r's slots, if it has one left (see region).
+  explicit protection(region& r) noexcept
+      : domain_(&r.guard_.domain_), record_(&r.guard_.record_), hazard_(r.lend()) {
+    if (hazard_) {
+      lent_ = true;
+      loan_ = r.lender_.lend();
+    }
+  }
   protection(protection&& other) noexcept
       : domain_(other.domain_),
         record_(other.record_),
-        hazard_(std::exchange(other.hazard_, nullptr)) {}
+        hazard_(std::exchange(other.hazard_, nullptr)),
+        lent_(other.lent_),
+        loan_(std::move(other.loan_)) {}
   // Our protection ends, and the two slots change owners: the moved-from side keeps a slot for its
   // next protect() (`save = std::move(cur)` in a traversal costs no pool traffic).
   protection& operator=(protection&& other) noexcept {
@@ -362,8 +394,9 @@ class hp<Policies...>::protection : core::thread_bound {
     swap(other);
     return *this;
   }
+  // A lent slot is left as it is: the region's guard clears its block when it ends.
   ~protection() {
-    if (!hazard_) return;
+    if (!hazard_ || lent_) return;
     check_owner();
     domain::give_back(*record_, *hazard_);
   }
@@ -372,6 +405,8 @@ class hp<Policies...>::protection : core::thread_bound {
     std::swap(domain_, other.domain_);
     std::swap(record_, other.record_);
     std::swap(hazard_, other.hazard_);
+    std::swap(lent_, other.lent_);
+    std::swap(loan_, other.loan_);
   }
 
 
@@ -440,6 +475,8 @@ class hp<Policies...>::protection : core::thread_bound {
   domain* domain_ = nullptr;
   typename domain::record* record_ = nullptr;
   slot* hazard_ = nullptr;
+  bool lent_ = false;                // hazard_ is a region's slot, not the pool's
+  [[no_unique_address]] core::loan loan_;  // while lent: debug builds count it in the region
 };
 
 }  // namespace reclaim

@@ -91,8 +91,19 @@ class none::protection {
  public:
   static constexpr bool holds_region = false;
 
+  // What a reclaim::region_guard holds: the domain, nothing to lend.
+  class region {
+   public:
+    explicit region(domain& d) noexcept : domain_(d) {}
+
+   private:
+    friend protection;
+    domain& domain_;
+  };
+
   protection() noexcept = default;
   explicit protection(domain& d) noexcept : domain_(&d) {}
+  explicit protection(region& r) noexcept : domain_(&r.domain_) {}
 
   // `order`: pairs with the release store or CAS that published the node.
   template <class P>
