@@ -74,6 +74,16 @@ def parser():
     g = timeline_command("garbage-per-epoch", "paper 001 Figure 4, one panel per scheme")
     g.add_argument("--scheme", nargs="+", metavar="S", help="schemes (default: all)")
 
+    c = sub.add_parser("compare", help="throughput ratios of OTHER's trials to BASE's, paired",
+                       description="throughput ratios of OTHER's trials to BASE's: the k-th trial "
+                                   "of each point against BASE's k-th, as a Markdown table")
+    c.add_argument("base", metavar="BASE.jsonl")
+    c.add_argument("other", metavar="OTHER.jsonl", help="may be BASE itself, with --match")
+    c.add_argument("--match", metavar="OTHER_DS=BASE_DS,...",
+                   help="compare these containers of OTHER with those of BASE (e.g. "
+                        "guarded_ms_queue=ms_queue); only they are compared")
+    c.add_argument("--out", metavar="MD", help="also write the table to this file")
+
     e = sub.add_parser("experiment", help="every plot of an experiment file and its report",
                        description="every plot of an experiment file and its Markdown report")
     e.add_argument("experiment", metavar="EXPERIMENT.toml")
@@ -89,6 +99,15 @@ def run(args):
 
     if args.command == "experiment":
         return report.experiment(args.experiment, args.plots)
+    if args.command == "compare":
+        from . import compare
+        text = compare.table(compare.compare(args.base, args.other, args.match))
+        print(text, end="")
+        if not args.out:
+            return []
+        with open(args.out, "w", encoding="utf-8") as f:
+            f.write(text)
+        return [args.out]
     if args.command in ("throughput", "af-bars", "memory", "memory-over-time"):
         df = load_results(args.results)
         kind = args.command.replace("-", "_")

@@ -157,11 +157,9 @@ class hp<Policies...>::domain
     // `order` (acquire for guards): pairs with the release store or CAS that published the node.
     P p = src.load(order);
     for (;;) {
-      // release: this may overwrite the slot's previous hazard; our reads of that node must
-      // happen before a scan that sees the new value (acquire in scan()) and frees it.
-      hazard.store(address_of(p), std::memory_order_release);
-      fence::light();  // the hazard is visible before the re-read; pairs with fence::heavy()
-      P again = src.load(order);
+      // The hazard is visible before the re-read (core/fence.hpp); pairs with fence::heavy().
+      fence::publish(hazard, address_of(p));
+      P again = src.load(fence::reread(order));
       if (again == p) return p;
       p = again;
     }
@@ -230,7 +228,7 @@ class hp<Policies...>::domain
 
   // Moves the nodes of `list` that no hazard protects now into `safe`.
   void take_unprotected(record& r, core::retired_list& list, core::retired_list& safe) {
-    fence::heavy();  // pairs with fence::light() in protect(): see core/fence.hpp
+    fence::heavy();  // pairs with fence::publish() and light(): see core/fence.hpp
     r.snapshot.clear();
     auto collect = [&](const auto& b) {
       for (const auto& hazard : b.slots) {
@@ -422,8 +420,9 @@ class hp<Policies...>::protection : core::thread_bound {
   // algorithms that must not loop in protect, paper 003's acquire_if_equal).
   template <class P>
   bool try_protect(P& expected, const std::atomic<P>& src, std::memory_order order) {
-    publish(expected);
-    P now = src.load(order);
+    // As publish_validated(), once.
+    fence::publish(own_slot(), domain::address_of(expected));
+    P now = src.load(fence::reread(order));
     if (now == expected) return true;
     domain::clear_slot(*hazard_);
     expected = now;
