@@ -41,15 +41,27 @@ template <class K, class V, class S, class Compare>
 constexpr std::uint64_t retired_per_erase<reclaim::ds::basic_dgt_bst<K, V, S, Compare>> = 2;
 
 
-// Every scheme of the lifecycle torture suite: each base scheme once (nbr with small bags, so that
-// signal rounds happen), and the amortized policy on an epoch and a pointer scheme.
+// The schemes the container suites run over, in two sets, so that the suite grows linearly with
+// schemes and containers rather than with their product (docs/testing.md, "Which pairs run"):
+// - every_scheme: each scheme once (nbr with small bags, so that signal rounds happen), and the
+//   amortized policy on an epoch and a pointer scheme. The reference containers run all of them:
+//   lazy_list (the set every family can protect), hm_list and hm_list_restart (validated reads
+//   and restartable read phases of the same algorithm), the string-keyed hm_hashmap and
+//   hm_hashmap_restart maps, and ms_queue. A new scheme goes here.
+// - representative_schemes: one scheme per way of protecting a container (announced epochs, scanned
+//   epochs, quiescent states, per-operation reservations, a token, hazard pointers,
+//   neutralization, an amortized free policy). Every other container runs these; a new scheme goes
+//   here too when it protects containers in a way none of these does.
 template <class... S>
 struct scheme_list {};
-using lifecycle_schemes =
+using every_scheme =
     scheme_list<none, debra<>, hp<>, ebr<>, ner<>, qsbr<>, rcu<>, token_naive<>, token_pass_first<>,
                 token_periodic<>, token_af<>, nbr<reclaim::bag_threshold<64>>,
                 nbr_plus<reclaim::bag_threshold<64>>, debra<reclaim::amortized_free<1>>,
                 hp<reclaim::amortized_free<1>>>;
+using representative_schemes =
+    scheme_list<none, debra<>, ebr<>, qsbr<>, rcu<>, token_af<>, hp<>,
+                nbr_plus<reclaim::bag_threshold<64>>, debra<reclaim::amortized_free<1>>>;
 
 // ::testing::Types of DS<S> for every S of Schemes that protects DS<S>, from the library's own
 // declarations (reclaim::protects), as the lab derives its applicability matrix.
@@ -66,7 +78,9 @@ struct protected_pairs<DS, scheme_list<S, Rest...>, Kept...>
                          protected_pairs<DS, scheme_list<Rest...>, Kept..., DS<S>>,
                          protected_pairs<DS, scheme_list<Rest...>, Kept...>> {};
 template <template <class> class DS>
-using every_protected_pair = typename protected_pairs<DS, lifecycle_schemes>::type;
+using every_protected_pair = typename protected_pairs<DS, every_scheme>::type;
+template <template <class> class DS>
+using representative_pairs = typename protected_pairs<DS, representative_schemes>::type;
 
 // ---------------------------------------------------------------------------------------------
 // 11: concurrent stress

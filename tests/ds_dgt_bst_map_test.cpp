@@ -1,11 +1,11 @@
-// dgt_bst_map with std::string keys and values under every scheme that protects it, through the
-// string-keyed map suite (map_suite.hpp).
+// dgt_bst_map with std::string keys and values under the representative schemes that protect it
+// (container_suite.hpp), through the string-keyed map suite (map_suite.hpp).
 #include "map_suite.hpp"
 
 namespace reclaim_test::maps {
 
 template <class K, class V, class S>
 using dgt_bst_map = reclaim::ds::dgt_bst_map<K, V, S>;
-INSTANTIATE_TYPED_TEST_SUITE_P(dgt_bst_map, string_map, every_protected_case<dgt_bst_map>);
+INSTANTIATE_TYPED_TEST_SUITE_P(dgt_bst_map, string_map, representative_cases<dgt_bst_map>);
 
 }  // namespace reclaim_test::maps

@@ -1,25 +1,14 @@
-// hm_hashmap_restart under every scheme that can protect it, through the typed container suite.
-// Schemes whose machinery other containers already exercise in every variant run here in one
-// representative variant each; nbr and nbr_plus, the schemes this form exists for, run with their
-// default bags and with small ones (signal rounds during the test). A pair that cannot be protected
-// would not compile (the container's static_assert).
+// hm_hashmap_restart under the representative schemes that can protect it (container_suite.hpp),
+// through the typed container suite and its lifecycle half; the pairs come from the library's
+// declarations (reclaim::protects), as the lab derives its applicability matrix.
 #include "container_typed_tests.hpp"
 
 namespace reclaim_test::containers {
 
-using hm_hashmap_restart_pairs = ::testing::Types<
-    hm_hashmap_restart<none>,
-    hm_hashmap_restart<debra<>>,
-    hm_hashmap_restart<hp<>>,
-    hm_hashmap_restart<rcu<>>,
-    hm_hashmap_restart<token_af<>>,
-    hm_hashmap_restart<nbr<>>,
-    hm_hashmap_restart<nbr_plus<>>,
-    hm_hashmap_restart<nbr<reclaim::bag_threshold<64>>>,
-    hm_hashmap_restart<nbr_plus<reclaim::bag_threshold<64>>>>;
-INSTANTIATE_TYPED_TEST_SUITE_P(hm_hashmap_restart, container, hm_hashmap_restart_pairs);
+INSTANTIATE_TYPED_TEST_SUITE_P(hm_hashmap_restart, container,
+                               representative_pairs<hm_hashmap_restart>);
 INSTANTIATE_TYPED_TEST_SUITE_P(hm_hashmap_restart, container_lifecycle,
-                               every_protected_pair<hm_hashmap_restart>);
+                               representative_pairs<hm_hashmap_restart>);
 
 namespace {
 

@@ -1,5 +1,5 @@
-// hm_list_restart_map with std::string keys and values under every scheme that protects it,
-// through the string-keyed map suite (map_suite.hpp).
+// hm_list_restart_map with std::string keys and values under the representative schemes that
+// protect it (container_suite.hpp), through the string-keyed map suite (map_suite.hpp).
 #include "map_suite.hpp"
 
 namespace reclaim_test::maps {
@@ -7,6 +7,6 @@ namespace reclaim_test::maps {
 template <class K, class V, class S>
 using hm_list_restart_map = reclaim::ds::hm_list_restart_map<K, V, S>;
 INSTANTIATE_TYPED_TEST_SUITE_P(hm_list_restart_map, string_map,
-                               every_protected_case<hm_list_restart_map>);
+                               representative_cases<hm_list_restart_map>);
 
 }  // namespace reclaim_test::maps

@@ -1,6 +1,6 @@
-// hm_list under every scheme that can protect it, through the typed container suite. Schemes whose
-// machinery other containers already exercise in every variant run here in one representative
-// variant each; a pair that cannot be protected would not compile (protects<Scheme, Container>).
+// hm_list, a reference container (container_suite.hpp): the typed container suite under the
+// variants listed here, and its lifecycle half under every scheme that can protect it; a pair
+// that cannot be protected would not compile (protects<Scheme, Container>).
 #include "container_typed_tests.hpp"
 
 namespace reclaim_test::containers {

@@ -18,7 +18,8 @@
 
 namespace reclaim_test::maps {
 
-using containers::lifecycle_schemes;
+using containers::every_scheme;
+using containers::representative_schemes;
 using containers::retired_per_erase;
 using containers::scheme_list;
 
@@ -69,7 +70,7 @@ struct map_case {
   using scheme = S;
 };
 
-// ::testing::Types of map_case<Map, S> for every S of lifecycle_schemes that protects the map.
+// ::testing::Types of map_case<Map, S> for every S of Schemes that protects the map.
 template <template <class, class, class> class Map, class Schemes, class... Kept>
 struct protected_cases;
 template <template <class, class, class> class Map, class... Kept>
@@ -82,7 +83,9 @@ struct protected_cases<Map, scheme_list<S, Rest...>, Kept...>
                          protected_cases<Map, scheme_list<Rest...>, Kept..., map_case<Map, S>>,
                          protected_cases<Map, scheme_list<Rest...>, Kept...>> {};
 template <template <class, class, class> class Map>
-using every_protected_case = typename protected_cases<Map, lifecycle_schemes>::type;
+using every_protected_case = typename protected_cases<Map, every_scheme>::type;
+template <template <class, class, class> class Map>
+using representative_cases = typename protected_cases<Map, representative_schemes>::type;
 
 template <class Case>
 class string_map : public ::testing::Test {};
