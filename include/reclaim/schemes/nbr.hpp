@@ -95,22 +95,8 @@
 namespace reclaim {
 
 // The neutralizing signal: rt_signal<K> is SIGRTMIN+K (the default is K = 4), signal_number<N> any
-// other signal, e.g. signal_number<SIGUSR2>.
-struct nbr_signal_kind {};
-template <int K>
-struct rt_signal {
-  static_assert(K >= 0);
-  using policy_kind = nbr_signal_kind;
-  static int number() noexcept { return SIGRTMIN + K; }
-  static std::string describe() { return "SIGRTMIN+" + std::to_string(K) + " (" + std::to_string(number()) + ")"; }
-};
-template <int N>
-struct signal_number {
-  static_assert(N > 0);
-  using policy_kind = nbr_signal_kind;
-  static int number() noexcept { return N; }
-  static std::string describe() { return std::to_string(N); }
-};
+// other signal, e.g. signal_number<SIGUSR2> (core/signals.hpp).
+using nbr_signal_kind = signal_kind;
 
 // bag_threshold<N>: a thread runs a signal round when its limbo bag holds N nodes (the high
 // watermark of nbr_plus).

@@ -1,5 +1,6 @@
 // The signal machinery of nbr (nbr.hpp): the per-thread phase word that the neutralizing signal's
-// handler reads, the handler itself, its installation, and sending the signal to one thread.
+// handler reads, the handler itself and its installation. What every signalling scheme shares
+// (installing a handler, unblocking, sending to one thread) is in core/signals.hpp.
 //
 // The handler touches only async-signal-safe state: lock-free atomics reached through a constinit
 // thread_local pointer, the thread's restart point (reclaim::detail::restart_point, concepts.hpp),
@@ -9,17 +10,14 @@
 #include <pthread.h>
 #include <setjmp.h>
 #include <signal.h>
-#include <sys/syscall.h>
 #include <ucontext.h>
-#include <unistd.h>
 
 #include <atomic>
 #include <cstdint>
-#include <mutex>
-#include <stdexcept>
 #include <string>
 
 #include "../../concepts.hpp"
+#include "../../core/signals.hpp"
 
 namespace reclaim::detail {
 
@@ -88,42 +86,17 @@ inline void nbr_on_signal(int, siginfo_t*, void* context) noexcept {
   siglongjmp(restart_point, 1);
 }
 
-// Installs nbr_on_signal for `sig` once per process. If the signal already has another handler,
-// throws, naming the signal and the policy to choose another: the application's own handlers are
-// left alone.
+// Installs nbr_on_signal for `sig` once per process (core/signals.hpp; SA_RESTART: a thread
+// interrupted in a system call outside a read phase resumes it; SA_SIGINFO: the handler reads the
+// interrupted context's mask). Throws if the signal already has a handler that is not nbr's.
 inline void install_nbr_handler(int sig, const std::string& sig_name) {
-  static std::mutex install_mutex;
-  std::lock_guard lock(install_mutex);
-  struct sigaction old{};
-  if (sigaction(sig, nullptr, &old) != 0)
-    throw std::runtime_error("reclaim::nbr: cannot query signal " + sig_name);
-  const bool ours = (old.sa_flags & SA_SIGINFO) != 0 && old.sa_sigaction == &nbr_on_signal;
-  const bool foreign = !ours && ((old.sa_flags & SA_SIGINFO) != 0 ||
-                                 (old.sa_handler != SIG_DFL && old.sa_handler != SIG_IGN));
-  if (foreign)
-    throw std::runtime_error(
-        "reclaim::nbr: signal " + sig_name +
-        " already has a handler that is not nbr's; choose another neutralizing signal with the "
-        "policy reclaim::rt_signal<K> (SIGRTMIN+K) or reclaim::signal_number<N>");
-  if (ours) return;
-  struct sigaction action{};
-  action.sa_sigaction = &nbr_on_signal;
-  sigemptyset(&action.sa_mask);
-  // SA_RESTART: a thread interrupted in a system call outside a read phase resumes it.
-  // SA_SIGINFO: the handler reads the interrupted context's mask.
-  action.sa_flags = SA_RESTART | SA_SIGINFO;
-  if (sigaction(sig, &action, nullptr) != 0)
-    throw std::runtime_error("reclaim::nbr: cannot install a handler for signal " + sig_name);
+  core::install_signal_handler(sig, sig_name, "nbr", &nbr_on_signal);
 }
 
-// A thread that registers with an nbr domain must receive the signal (it inherits its creator's
-// mask, which may block it): a reclaimer waits for threads it saw in a read phase. Records the
-// mask its read phases run with.
+// A thread that registers with an nbr domain must receive the signal (core::unblock_signal).
+// Records the mask its read phases run with.
 inline void unblock_signal(int sig) noexcept {
-  sigset_t set;
-  sigemptyset(&set);
-  sigaddset(&set, sig);
-  pthread_sigmask(SIG_UNBLOCK, &set, nullptr);
+  core::unblock_signal(sig);
   pthread_sigmask(SIG_BLOCK, nullptr, &read_phase_mask);
 }
 
@@ -134,13 +107,7 @@ inline void refresh_read_phase_mask() noexcept {
   pthread_sigmask(SIG_BLOCK, nullptr, &read_phase_mask);
 }
 
-// The kernel thread id, which (unlike a pthread_t) may be used after the thread exited: tgkill to a
-// stale id fails with ESRCH or reaches another thread of this process, whose handler finds it
-// outside a read phase and returns.
-inline pid_t this_thread_kernel_id() noexcept { return static_cast<pid_t>(::syscall(SYS_gettid)); }
-
-inline void send_signal(pid_t tid, int sig) noexcept {
-  ::syscall(SYS_tgkill, ::getpid(), tid, sig);
-}
+using core::send_signal;
+using core::this_thread_kernel_id;
 
 }  // namespace reclaim::detail

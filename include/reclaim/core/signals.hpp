@@ -1,0 +1,92 @@
+// Signals that schemes send to the threads of their domain: nbr's neutralizing signal
+// (schemes/detail/nbr_signal.hpp) and Publish-on-Ping's ping (core/ping.hpp). What they share is
+// here: the policy that chooses the signal, installing a handler once per process without taking
+// over one the application installed, unblocking the signal in a thread that registers, and
+// sending it to one thread by its kernel id.
+#pragma once
+#include <signal.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <mutex>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+
+namespace reclaim {
+
+// The signal a scheme sends: rt_signal<K> is SIGRTMIN+K, signal_number<N> any other signal, e.g.
+// signal_number<SIGUSR2>. Each scheme that signals has a default of its own (nbr: SIGRTMIN+4,
+// hazard_pop and epoch_pop: SIGRTMIN+5), so that both may run in one process.
+struct signal_kind {};
+template <int K>
+struct rt_signal {
+  static_assert(K >= 0);
+  using policy_kind = signal_kind;
+  static int number() noexcept { return SIGRTMIN + K; }
+  static std::string describe() {
+    return "SIGRTMIN+" + std::to_string(K) + " (" + std::to_string(number()) + ")";
+  }
+};
+template <int N>
+struct signal_number {
+  static_assert(N > 0);
+  using policy_kind = signal_kind;
+  static int number() noexcept { return N; }
+  static std::string describe() { return std::to_string(N); }
+};
+
+}  // namespace reclaim
+
+namespace reclaim::core {
+
+using signal_handler = void (*)(int, siginfo_t*, void*);
+
+// Installs `handler` for `sig` once per process (SA_SIGINFO, SA_RESTART: a thread interrupted in a
+// system call resumes it). If the signal already has another handler, throws, naming the signal,
+// the scheme and the policy to choose another: the application's own handlers are left alone, and
+// so are other schemes' (nbr and the POP schemes cannot share one signal).
+inline void install_signal_handler(int sig, const std::string& sig_name,
+                                   std::string_view scheme, signal_handler handler) {
+  static std::mutex install_mutex;
+  std::lock_guard lock(install_mutex);
+  const std::string who = "reclaim::" + std::string(scheme);
+  struct sigaction old{};
+  if (sigaction(sig, nullptr, &old) != 0)
+    throw std::runtime_error(who + ": cannot query signal " + sig_name);
+  const bool ours = (old.sa_flags & SA_SIGINFO) != 0 && old.sa_sigaction == handler;
+  const bool foreign = !ours && ((old.sa_flags & SA_SIGINFO) != 0 ||
+                                 (old.sa_handler != SIG_DFL && old.sa_handler != SIG_IGN));
+  if (foreign)
+    throw std::runtime_error(
+        who + ": signal " + sig_name + " already has a handler that is not " + std::string(scheme) +
+        "'s; choose another signal with the policy reclaim::rt_signal<K> (SIGRTMIN+K) or "
+        "reclaim::signal_number<N>");
+  if (ours) return;
+  struct sigaction action{};
+  action.sa_sigaction = handler;
+  sigemptyset(&action.sa_mask);
+  action.sa_flags = SA_RESTART | SA_SIGINFO;
+  if (sigaction(sig, &action, nullptr) != 0)
+    throw std::runtime_error(who + ": cannot install a handler for signal " + sig_name);
+}
+
+// A thread that registers with a signalling domain must receive the signal (it inherits its
+// creator's mask, which may block it): a reclaimer waits for the threads it signals.
+inline void unblock_signal(int sig) noexcept {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, sig);
+  pthread_sigmask(SIG_UNBLOCK, &set, nullptr);
+}
+
+// The kernel thread id, which (unlike a pthread_t) may be used after the thread exited: tgkill to a
+// stale id fails with ESRCH or reaches another thread of this process, whose handler must then
+// find nothing to do (each scheme's handler says why it does).
+inline pid_t this_thread_kernel_id() noexcept { return static_cast<pid_t>(::syscall(SYS_gettid)); }
+
+inline void send_signal(pid_t tid, int sig) noexcept {
+  ::syscall(SYS_tgkill, ::getpid(), tid, sig);
+}
+
+}  // namespace reclaim::core
