@@ -47,7 +47,10 @@ constexpr std::uint64_t retired_per_erase<reclaim::ds::basic_dgt_bst<K, V, S, Co
 //   amortized policy on an epoch and a pointer scheme. The reference containers run all of them:
 //   lazy_list (the set every family can protect), hm_list and hm_list_restart (validated reads
 //   and restartable read phases of the same algorithm), the string-keyed hm_hashmap and
-//   hm_hashmap_restart maps, and ms_queue. A new scheme goes here.
+//   hm_hashmap_restart maps, and ms_queue. A new scheme goes here. Of the hazard-pointer family
+//   one per heavy side that readers meet differently: hp_asym (a process-wide barrier; hp_mprotect
+//   and hp_splitcas differ only inside it and run the scheme-level suites), hazard_pop (signals)
+//   and epoch_pop (epochs first).
 // - representative_schemes: one scheme per way of protecting a container (announced epochs, scanned
 //   epochs, quiescent states, per-operation reservations, a token, hazard pointers,
 //   neutralization, an amortized free policy). Every other container runs these; a new scheme goes
@@ -58,7 +61,8 @@ using every_scheme =
     scheme_list<none, debra<>, hp<>, ebr<>, ner<>, qsbr<>, rcu<>, token_naive<>, token_pass_first<>,
                 token_periodic<>, token_af<>, nbr<reclaim::bag_threshold<64>>,
                 nbr_plus<reclaim::bag_threshold<64>>, debra<reclaim::amortized_free<1>>,
-                hp<reclaim::amortized_free<1>>>;
+                hp<reclaim::amortized_free<1>>, reclaim::hp_asym<>, reclaim::hazard_pop<>,
+                reclaim::epoch_pop<>>;
 using representative_schemes =
     scheme_list<none, debra<>, ebr<>, qsbr<>, rcu<>, token_af<>, hp<>,
                 nbr_plus<reclaim::bag_threshold<64>>, debra<reclaim::amortized_free<1>>>;

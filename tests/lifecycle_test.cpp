@@ -39,7 +39,8 @@ using churn_schemes = ::testing::Types<
     reclaim::qsbr<>, reclaim::rcu<>, reclaim::hp<>, reclaim::hp<reclaim::amortized_free<1>>,
     reclaim::token_naive<>, reclaim::token_pass_first<>, reclaim::token_periodic<>,
     reclaim::token_af<>, reclaim::nbr<>, reclaim::nbr_plus<>,
-    reclaim::nbr<reclaim::bag_threshold<64>>, reclaim::nbr_plus<reclaim::bag_threshold<64>>>;
+    reclaim::nbr<reclaim::bag_threshold<64>>, reclaim::nbr_plus<reclaim::bag_threshold<64>>,
+    RECLAIM_TEST_HP_FAMILY>;
 template <class S>
 class churn : public ::testing::Test {};
 TYPED_TEST_SUITE(churn, churn_schemes);

@@ -115,7 +115,8 @@ class hazard_pointer_facade : public ::testing::Test {
   static auto& domain() { return S::default_domain(); }
 };
 using hazard_schemes = ::testing::Types<reclaim::hp<>, reclaim::hp<reclaim::amortized_free<1>>,
-                                        reclaim::hp<reclaim::adaptive_free>>;
+                                        reclaim::hp<reclaim::adaptive_free>, reclaim::hp_asym<>,
+                                        reclaim::hazard_pop<>, reclaim::epoch_pop<>>;
 TYPED_TEST_SUITE(hazard_pointer_facade, hazard_schemes);
 
 static_assert(std::is_same_v<cxx26::hazard_pointer, cxx26::basic_hazard_pointer<reclaim::hp<>>>);

@@ -34,6 +34,24 @@
 #define RECLAIM_TEST_TSAN 0
 #endif
 
+// The hazard-pointer family beyond hp (hp.hpp: its fences), in every scheme list: hp_asym,
+// hp_mprotect, hp_splitcas, hazard_pop, epoch_pop. hp_mprotect and hp_splitcas only where they can
+// run: x86, and a processor and kernel that tests/CMakeLists.txt found suitable at configure time
+// (RECLAIM_TEST_NO_MPROTECT_BARRIER, RECLAIM_TEST_NO_SPLIT_LOCKS: it says why in its output).
+#if (defined(__x86_64__) || defined(__i386__)) && !defined(RECLAIM_TEST_NO_MPROTECT_BARRIER)
+#define RECLAIM_TEST_HP_MPROTECT reclaim::hp_mprotect<>,
+#else
+#define RECLAIM_TEST_HP_MPROTECT
+#endif
+#if (defined(__x86_64__) || defined(__i386__)) && !defined(RECLAIM_TEST_NO_SPLIT_LOCKS)
+#define RECLAIM_TEST_HP_SPLITCAS reclaim::hp_splitcas<>,
+#else
+#define RECLAIM_TEST_HP_SPLITCAS
+#endif
+#define RECLAIM_TEST_HP_FAMILY                                                          \
+  reclaim::hp_asym<>, RECLAIM_TEST_HP_MPROTECT RECLAIM_TEST_HP_SPLITCAS reclaim::hazard_pop<>, \
+      reclaim::epoch_pop<>
+
 namespace reclaim_test {
 
 // The scheme lists the typed tests run over: add a scheme here and it runs every promise test.
@@ -45,7 +63,7 @@ using all_schemes =
                      reclaim::token_naive<>, reclaim::token_pass_first<>,
                      reclaim::token_periodic<>, reclaim::token_af<>,
                      reclaim::nbr<reclaim::bag_threshold<64>>,
-                     reclaim::nbr_plus<reclaim::bag_threshold<64>>>;
+                     reclaim::nbr_plus<reclaim::bag_threshold<64>>, RECLAIM_TEST_HP_FAMILY>;
 // Schemes that free while the domain lives.
 using reclaiming_schemes = ::testing::Types<
     reclaim::debra<>, reclaim::hp<>, reclaim::debra<reclaim::check_every<5>>,
@@ -55,7 +73,7 @@ using reclaiming_schemes = ::testing::Types<
     reclaim::rcu<reclaim::epoch_freq<4>, reclaim::empty_freq<16>>, reclaim::token_naive<>,
     reclaim::token_pass_first<>, reclaim::token_periodic<>, reclaim::token_af<>,
     reclaim::nbr<reclaim::bag_threshold<64>>, reclaim::nbr_plus<reclaim::bag_threshold<64>>,
-    reclaim::nbr<reclaim::bag_threshold<64>, reclaim::amortized_free<1>>>;
+    reclaim::nbr<reclaim::bag_threshold<64>, reclaim::amortized_free<1>>, RECLAIM_TEST_HP_FAMILY>;
 
 // The containers as the lab runs them, int64 sets, as templates of the scheme alone (what the
 // typed suites take as template template arguments). The suite calls the hash set hm_hashmap, as

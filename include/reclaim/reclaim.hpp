@@ -19,7 +19,14 @@
 #include "free/batch.hpp"
 #include "schemes/debra.hpp"
 #include "schemes/ebr.hpp"
+#include "schemes/epoch_pop.hpp"
+#include "schemes/hazard_pop.hpp"
 #include "schemes/hp.hpp"
+#include "schemes/hp_asym.hpp"
+#if defined(__x86_64__) || defined(__i386__)
+#include "schemes/hp_mprotect.hpp"  // x86 only
+#include "schemes/hp_splitcas.hpp"  // x86 only
+#endif
 #include "schemes/nbr.hpp"
 #include "schemes/ner.hpp"
 #include "schemes/none.hpp"

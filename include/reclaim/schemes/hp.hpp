@@ -1,4 +1,4 @@
-// hp: hazard pointers (Michael, IEEE TPDS 2004).
+// hp: hazard pointers (Michael, IEEE TPDS 2004), and the family built on it.
 //
 // What it is. Each guard owns K hazard slots. Before dereferencing a node a reader publishes its
 // address in a slot, fences, and re-reads the pointer it came from: if the source still holds it,
@@ -13,7 +13,22 @@
 // memory hostage. With an amortized free policy the freeable list is bounded only while the retire
 // rate stays within the policy's K, so bounds_garbage is false there. The price is a full fence on
 // every protected read, which makes traversal-heavy structures (lists, trees) several times slower
-// than under an epoch scheme.
+// than under an epoch scheme; the asymmetric fences below move it to the scans.
+//
+// The family: one header (this one) and one policy per variation, each variant's header stating
+// its assumptions and its argument:
+//   fence_policy<F>   who pays for the store-load order (core/fence.hpp): the symmetric fence here
+//                     (hp), a process-wide barrier in the scans (hp_asym: membarrier, hp_mprotect,
+//                     hp_splitcas; core/process_barrier.hpp), or a signal to each reader
+//                     (hazard_pop: Publish-on-Ping; core/ping.hpp)
+//   scan_policy<S>    how a scan finds a hazard: sorted_scan (the default: each hazard read once
+//                     per scan, sorted, then a binary search per retired node) or naive_scan (every
+//                     slot of every record read again for each retired node, paper 004's Figure 2;
+//                     kept to measure the difference)
+//   epochs_first      epoch_pop (epoch_pop.hpp): operations also announce an epoch, garbage is
+//                     freed by the epoch while it advances, and by a hazard scan only when it does
+//                     not
+//   slots<K>, and a free policy
 //
 // Needs from a container: every dereferenced pointer protected in a slot and validated (reads
 // re-read from a source that a removal visibly changes); K >= the slots the container uses.
@@ -25,14 +40,17 @@
 // from a per-thread pool of blocks of 8 (grown on demand, scanned like the guards' blocks) and
 // given back in any order, in constant time; no slot index is visible to the user.
 // Progress: protect() is lock-free (it retries while the source changes); retire and scan are
-// wait-free apart from the free calls.
-// Differences from the paper: the fence is a policy (core/fence.hpp) so that asymmetric variants
-// reuse this header; slots belong to guards, not threads; exited threads' retired lists are
-// adopted by the next scan of a live thread.
+// wait-free apart from the free calls and the heavy side of the fence (hazard_pop's waits for
+// each reader's answer).
+// Differences from the paper: the fence and the scan are policies; slots belong to guards, not
+// threads; exited threads' retired lists are adopted by the next scan of a live thread.
 #pragma once
 #include <algorithm>
 #include <atomic>
 #include <cassert>
+#include <cstdint>
+#include <string_view>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -43,7 +61,9 @@
 #include "../core/guard_slots.hpp"
 #include "../core/marked_ptr.hpp"
 #include "../core/policy.hpp"
+#include "../core/signals.hpp"
 #include "../free/batch.hpp"
+#include "detail/epoch_bags.hpp"
 
 namespace reclaim {
 
@@ -61,19 +81,88 @@ struct fence_policy {
   using type = Fence;
 };
 
+// How a scan tells protected retired nodes from the others. A policy's snapshot is per record and
+// reused across scans; take(find) runs once per scan, protects(node, find) once per retired node,
+// where find(f) calls f(hazard) for every published hazard until f returns true, and returns
+// whether one did.
+struct hp_scan_kind {};
+template <class Scan>
+struct scan_policy {
+  using policy_kind = hp_scan_kind;
+  using type = Scan;
+};
+
+// Each hazard read once per scan into an array, sorted: O(H log H + R log H) per scan of R nodes
+// among H hazards.
+struct sorted_scan {
+  static constexpr std::string_view name = "sorted";
+  class snapshot {
+   public:
+    template <class Find>
+    void take(Find&& find) {
+      hazards_.clear();
+      find([&](const void* p) {
+        hazards_.push_back(p);
+        return false;
+      });
+      std::sort(hazards_.begin(), hazards_.end());
+    }
+    template <class Find>
+    bool protects(const void* node, Find&&) const noexcept {
+      return std::binary_search(hazards_.begin(), hazards_.end(), node);
+    }
+
+   private:
+    std::vector<const void*> hazards_;  // capacity kept: no allocation in steady state
+  };
+};
+
+// No snapshot: each retired node is looked for in every slot of every record, as in paper 004's
+// Figure 2: O(R x H) per scan, and every slot's cache line read again for each node.
+struct naive_scan {
+  static constexpr std::string_view name = "naive";
+  struct snapshot {
+    template <class Find>
+    void take(Find&&) noexcept {}
+    template <class Find>
+    bool protects(const void* node, Find&& find) const {
+      return find([node](const void* p) { return p == node; });
+    }
+  };
+};
+
+// epoch_pop's epoch fast path (epoch_pop.hpp); only with Publish-on-Ping's fence.
+struct hp_epochs_kind {};
+struct epochs_first {
+  using policy_kind = hp_epochs_kind;
+};
+
 template <class... Policies>
 struct hp : core::scheme_base<hp<Policies...>> {
   using free_policy = core::find_policy_t<free_policy_kind, batch_free, Policies...>;
   using fence = typename core::find_policy_t<fence_kind, fence_policy<core::symmetric_fence>,
                                              Policies...>::type;
+  using scanner = typename core::find_policy_t<hp_scan_kind, scan_policy<sorted_scan>,
+                                            Policies...>::type;
+  static constexpr bool epochs =
+      (std::is_same_v<typename Policies::policy_kind, hp_epochs_kind> || ...);
   static constexpr unsigned slot_count =
       core::find_policy_t<hp_slots_kind, slots<4>, Policies...>::value;
-  static_assert(
-      (core::known_kinds<free_policy_kind, hp_slots_kind, fence_kind>::template contains<Policies> &&
-       ...),
-      "hp takes a free policy, slots<K> and fence_policy<F>");
+  static_assert((core::known_kinds<free_policy_kind, hp_slots_kind, fence_kind, hp_scan_kind,
+                                   hp_epochs_kind, signal_kind>::template contains<Policies> &&
+                 ...),
+                "hp takes a free policy, slots<K>, fence_policy<F>, scan_policy<S>, and for "
+                "hazard_pop and epoch_pop rt_signal<K> or signal_number<N>");
+  // The signal is the ping's: hazard_pop<rt_signal<K>> builds its fence from it.
+  static_assert(!(std::is_same_v<typename Policies::policy_kind, signal_kind> || ...) ||
+                    fence::scheme_name == "hazard_pop",
+                "a signal policy is for hazard_pop and epoch_pop, whose readers answer pings");
+  static_assert(!epochs || fence::scheme_name == "hazard_pop",
+                "epochs_first is epoch_pop's: it falls back to Publish-on-Ping's scans (use "
+                "reclaim::epoch_pop<>)");
 
-  static constexpr std::string_view name = "hp";
+  static constexpr std::string_view name = epochs ? std::string_view("epoch_pop")
+                                                  : std::string_view(fence::scheme_name);
   static constexpr reclaim::family family = reclaim::family::pointer;
   // R + H per thread bounds what waits for a scan; the free policy decides whether what a scan
   // proved safe is freed within a bound too (batch_free: yes; amortized: not at any retire rate).
@@ -86,26 +175,50 @@ struct hp : core::scheme_base<hp<Policies...>> {
 };
 
 namespace detail {
-template <class FreePolicy, unsigned K>
+
+// epoch_pop's part of a record: the announcement other threads' passes read, and the garbage,
+// in bags tagged with the epoch they were retired in (epoch_pop.hpp).
+struct hp_epoch_part {
+  static constexpr std::uint64_t quiescent_bit = 1;
+  // Read by other threads' passes: (epoch << 1) | quiescent.
+  alignas(core::cache_line) std::atomic<std::uint64_t> announce{quiescent_bit};
+  // Owner only (or a barrier that borrowed the record).
+  std::uint64_t seen_epoch = 0;
+  epoch_bags bags;
+  std::size_t next_attempt = 0;  // bags.size() at which the next retire tries the epoch
+};
+struct no_epoch_part {};
+
+template <class FreePolicy, unsigned K, class Fence, class Scan, bool Epochs>
 struct hp_record : core::thread_record<FreePolicy> {
+  // An exited thread hands its bags over with their tags under epoch_pop.
+  static constexpr unsigned orphan_batches = Epochs ? epoch_bags::count : 1;
+
   // Read by other threads' scans: the outermost guard's K slots, blocks for nested guards, and the
-  // slots that protections own.
+  // slots that protections own; and what the fence keeps per record.
   alignas(core::cache_line) core::slot_block<const void*, K> hazards;
   core::slot_pool<const void*, 8> owned;
+  [[no_unique_address]] typename Fence::record_state fence;
   // Written by the owner around each retire, read by a barrier (core::garbage_claim).
   alignas(core::cache_line) core::garbage_claim claim;
   // Owner only (or a barrier that borrowed the record).
-  core::retired_list retired;
-  std::vector<const void*> snapshot;  // reused across scans: no allocation in steady state
+  core::retired_list retired;  // hp (unused under epoch_pop, whose garbage is in its bags)
+  typename Scan::snapshot snapshot;  // reused across scans: no allocation in steady state
+  [[no_unique_address]] std::conditional_t<Epochs, hp_epoch_part, no_epoch_part> ep;
 
-  void destroy_garbage() noexcept { retired.destroy_all(); }
+  void destroy_garbage() noexcept {
+    retired.destroy_all();
+    if constexpr (Epochs) ep.bags.destroy_all();
+  }
 };
+
 }  // namespace detail
 
 template <class... Policies>
 class hp<Policies...>::domain
-    : public core::domain_base<domain, detail::hp_record<free_policy, slot_count>> {
-  using record = detail::hp_record<free_policy, slot_count>;
+    : public core::domain_base<domain,
+                               detail::hp_record<free_policy, slot_count, fence, scanner, epochs>> {
+  using record = detail::hp_record<free_policy, slot_count, fence, scanner, epochs>;
   using block = core::slot_block<const void*, slot_count>;
   using base = core::domain_base<domain, record>;
   using claim = core::garbage_claim;
@@ -116,7 +229,9 @@ class hp<Policies...>::domain
   static constexpr bool grace_periods = true;
   using base::retire;  // domain.retire(node[, deleter]) from any thread
 
-  domain() = default;
+  // The fence's heavy side gets what it needs from the process first (a registration, a signal
+  // handler); where it cannot work here, this throws std::runtime_error saying why.
+  domain() { fence::prepare(); }
   ~domain() {
 #ifndef NDEBUG
     this->threads_.for_each([](const record& r) {
@@ -128,7 +243,8 @@ class hp<Policies...>::domain
 
   // The scan threshold R: proportional to the number of hazard slots H (a block of K per record,
   // and per nesting level that a thread ever used, and the slots of protections), so that each
-  // scan frees at least R - H nodes and its O(H log H) cost is amortized over them.
+  // scan frees at least R - H nodes and its O(H log H) cost is amortized over them. Under
+  // epoch_pop, the garbage at which a retire gives up on the epoch and scans.
   std::size_t scan_threshold() const noexcept {
     const std::size_t slots = slot_count * this->threads_.size() +
                               extra_slots_.load(std::memory_order_relaxed);
@@ -167,6 +283,7 @@ class hp<Policies...>::domain
 
   // A slot of r's pool for a protection, until give_back(). Throws std::bad_alloc.
   slot& take(record& r) {
+    fence::enter(r.fence);
     return r.owned.take([&] {
       extra_slots_.fetch_add(decltype(r.owned)::block_size, std::memory_order_relaxed);
     });
@@ -179,14 +296,33 @@ class hp<Policies...>::domain
 
   // A guard opens on r: it gives the free policy its turn (nested ones too, so that a thread
   // that holds a long guard or region_guard still frees what its scans proved safe) and uses the
-  // record's slots, or when nested the block of its level. Small, so that it inlines into every
-  // operation.
+  // record's slots, or when nested the block of its level. Under epoch_pop the outermost guard
+  // announces the epoch. Small, so that it inlines into every operation.
   block& open(record& r) {
-    const unsigned level = r.enter();
+    fence::enter(r.fence);  // first: if it throws, nothing has changed
+    const unsigned level = enter(r);
     core::garbage_claim::free_policy_step(r);
     if (level == 0) [[likely]]
       return r.hazards;
     return nested_block(r, level);
+  }
+  // A guard or a holding protection closes on r: the operation ends with the outermost.
+  static void close(record& r) noexcept {
+    if (r.leave()) {
+      if constexpr (epochs) {
+        // release: our reads of nodes in this operation happen before a pass that sees us
+        // quiescent (seq_cst loads in try_advance()) lets the epoch advance towards freeing them.
+        r.ep.announce.store((r.ep.seen_epoch << 1) | detail::hp_epoch_part::quiescent_bit,
+                            std::memory_order_release);
+      }
+    }
+  }
+  // Opens a level on r; the outermost announces the epoch under epoch_pop. Returns the level.
+  unsigned enter(record& r) {
+    const unsigned level = r.enter();
+    if constexpr (epochs)
+      if (level == 0) announce_epoch(r);
+    return level;
   }
 
   // The block of nesting level `level`, allocated the first time a thread nests that deep (a
@@ -196,7 +332,7 @@ class hp<Policies...>::domain
       return r.hazards.at(level,
                           [&] { extra_slots_.fetch_add(slot_count, std::memory_order_relaxed); });
     } catch (...) {
-      r.leave();
+      close(r);
       throw;
     }
   }
@@ -213,40 +349,141 @@ class hp<Policies...>::domain
 
   void retire(record& r, core::retired_hook* node) {
     holding garbage(r);
-    r.retired.push(node);
     r.count_retired(this->gauge_);
-    if (r.retired.size() >= scan_threshold()) [[unlikely]] scan(r);
+    if constexpr (epochs) {
+      r.ep.bags.push_open(node);  // tagged with the epoch our operation announced (or later)
+      if (r.ep.bags.size() >= r.ep.next_attempt) [[unlikely]] reclaim_epoch_first(r);
+    } else {
+      r.retired.push(node);
+      if (r.retired.size() >= scan_threshold()) [[unlikely]] scan(r);
+    }
   }
 
+  // A scan: the free policy gets every node of ours (and of exited threads) that no hazard
+  // protects now.
   void scan(record& r) {
-    r.retired.splice(this->adopt_orphans());
-    core::retired_list safe;
-    take_unprotected(r, r.retired, safe);
-    core::counters::add(r.ctr.scans, 1);
-    r.release_safe(std::move(safe), this->gauge_);
+    if constexpr (epochs) {
+      core::retired_list all = this->adopt_orphans();
+      r.ep.bags.take_all(all);
+      core::retired_list safe;
+      take_unprotected(r, all, safe);
+      // The kept nodes get a tag no older than any of theirs: every tag was at most the epoch
+      // when its node was retired, and the epoch only grows. seq_cst: as in announce_epoch().
+      const std::uint64_t e = epoch_.load(std::memory_order_seq_cst);
+      while (core::retired_hook* node = all.pop()) r.ep.bags.push(node, e, r, this->gauge_);
+      core::counters::add(r.ctr.scans, 1);
+      r.release_safe(std::move(safe), this->gauge_);
+    } else {
+      r.retired.splice(this->adopt_orphans());
+      core::retired_list safe;
+      take_unprotected(r, r.retired, safe);
+      core::counters::add(r.ctr.scans, 1);
+      r.release_safe(std::move(safe), this->gauge_);
+    }
+  }
+
+  // f(hazard) for every hazard published in the domain (acquire loads: pair with the release in
+  // clear_slot() and the fence's publish(), so a node whose slot we see cleared or moved on was no
+  // longer being read) until f returns true; whether it did.
+  template <class F>
+  bool find_hazard(F&& f) const {
+    bool found = false;
+    auto in_block = [&](const auto& b) {
+      for (const auto& hazard : b.slots) {
+        if (found) return;
+        if (const void* p = hazard.load(std::memory_order_acquire)) found = f(p);
+      }
+    };
+    for (const record* r = this->threads_.head(); r && !found;
+         r = decltype(this->threads_)::next_of(r)) {
+      r->hazards.for_each(in_block);
+      r->owned.for_each(in_block);
+    }
+    return found;
   }
 
   // Moves the nodes of `list` that no hazard protects now into `safe`.
   void take_unprotected(record& r, core::retired_list& list, core::retired_list& safe) {
-    fence::heavy();  // pairs with fence::publish() and light(): see core/fence.hpp
-    r.snapshot.clear();
-    auto collect = [&](const auto& b) {
-      for (const auto& hazard : b.slots) {
-        // acquire: pairs with the release in clear_slot(), so a node whose slot we see cleared
-        // was no longer being read.
-        if (const void* p = hazard.load(std::memory_order_acquire)) r.snapshot.push_back(p);
-      }
-    };
-    this->threads_.for_each([&](const record& other) {
-      other.hazards.for_each(collect);
-      other.owned.for_each(collect);
+    // The heavy side (core/fence.hpp): pairs with fence::publish() and light(); under hazard_pop
+    // it pings the threads of every record (counted as signals).
+    const std::size_t signals = fence::heavy(r.fence, [&](auto&& f) {
+      this->threads_.for_each([&](const record& other) { f(other.fence); });
     });
-    std::sort(r.snapshot.begin(), r.snapshot.end());
+    core::counters::add(r.ctr.signals, signals);
+    const auto find = [&](auto&& f) { return find_hazard(f); };
+    r.snapshot.take(find);
     list.partition_into(safe, [&](core::retired_hook* node) {
-      return !std::binary_search(r.snapshot.begin(), r.snapshot.end(),
-                                 static_cast<const void*>(node));
+      return !r.snapshot.protects(static_cast<const void*>(node), find);
     });
   }
+
+  // ---- epoch_pop's epoch (epoch_pop.hpp says why a node tagged e is safe at e + 3)
+
+  // The outermost guard's announcement, as debra's: announce the epoch read, then re-read it
+  // until the two agree, so that a pass that missed the announcement precedes it in S.
+  void announce_epoch(record& r) requires epochs {
+    // seq_cst loads and exchange: the order S of the argument; the exchange is a full fence, so
+    // the announcement is visible before the operation's first read of a shared pointer.
+    std::uint64_t e = epoch_.load(std::memory_order_seq_cst);
+    r.ep.announce.exchange(e << 1, std::memory_order_seq_cst);
+    for (std::uint64_t now; (now = epoch_.load(std::memory_order_seq_cst)) != e;) {
+      e = now;
+      r.ep.announce.exchange(e << 1, std::memory_order_seq_cst);
+    }
+    if (e != r.ep.seen_epoch) [[unlikely]] on_new_epoch(r, e);
+  }
+
+  // Frees every bag three epochs old, and the orphans by the same rule; retires from here on are
+  // tagged e.
+  [[gnu::noinline]] void on_new_epoch(record& r, std::uint64_t e) requires epochs {
+    holding garbage(r);
+    r.saw_new_epoch(r.ep.bags.size());
+    r.ep.seen_epoch = e;
+    r.ep.bags.collect(e, r, this->gauge_);
+    r.ep.bags.open(e, r, this->gauge_);
+    this->free_safe_orphans(r, [e](std::uint64_t tag) { return detail::epoch_bags::safe(tag, e); });
+  }
+
+  // The garbage reached the next attempt: try to advance the epoch (a pass over every record) and
+  // free what that makes safe; when it reaches R, scan instead (a stalled thread holds the epoch).
+  // The next attempt comes R/8 retires later (never below R/2, never past R), so that a thread that
+  // advances the epoch alone frees its garbage long before it reaches R.
+  [[gnu::noinline]] void reclaim_epoch_first(record& r) requires epochs {
+    const std::size_t threshold = scan_threshold();
+    if (r.ep.bags.size() >= threshold) {
+      scan(r);
+    } else {
+      try_advance(r);
+      // seq_cst: as in announce_epoch(); a later tag for later retires is only safer.
+      const std::uint64_t e = epoch_.load(std::memory_order_seq_cst);
+      if (e != r.ep.seen_epoch) on_new_epoch(r, e);
+    }
+    r.ep.next_attempt = std::min(
+        threshold,
+        std::max(threshold / 2, r.ep.bags.size() + std::max<std::size_t>(1, threshold / 8)));
+  }
+
+  // Every record quiescent or announcing the current epoch e: e -> e+1. Records registered after
+  // the pass began read the epoch after their registration, so they announce e or later.
+  bool try_advance(record& r) requires epochs {
+    const std::uint64_t e = epoch_.load(std::memory_order_seq_cst);
+    for (const record* other = this->threads_.head(); other;
+         other = decltype(this->threads_)::next_of(other)) {
+      // seq_cst: pairs with the exchange in announce_epoch(); acquire part: a quiescent
+      // announcement carries the other thread's completed reads (release in close()).
+      const std::uint64_t a = other->ep.announce.load(std::memory_order_seq_cst);
+      if ((a & detail::hp_epoch_part::quiescent_bit) == 0 && (a >> 1) != e) return false;
+    }
+    std::uint64_t expected = e;
+    // seq_cst: release publishes what the pass saw (the others' reads done) to whoever reads the
+    // new epoch (announce_epoch()), in the order S with those loads.
+    if (epoch_.compare_exchange_strong(expected, e + 1, std::memory_order_seq_cst,
+                                       std::memory_order_relaxed))
+      r.count_epoch_advance(e + 1);
+    return true;
+  }
+
+  // ----
 
   // An operation here is an outermost guard: see core::domain_base::wait_for_open_guards.
   bool wait_for_grace_period(record&, core::deadline d) const {
@@ -255,6 +492,7 @@ class hp<Policies...>::domain
 
   static void take_garbage(record& r, typename base::gathered& into) noexcept {
     into.unsafe.splice(std::move(r.retired));
+    if constexpr (epochs) r.ep.bags.take_all(into.unsafe);
     into.safe.splice(r.freeing.take());
   }
 
@@ -271,8 +509,11 @@ class hp<Policies...>::domain
       core::counters::add(me.ctr.scans, 1);
       if (g.unsafe.empty() || !w.wait()) break;
     }
-    // Only what no one protects any more is safe: the rest waits in the orphanage.
-    return this->finish_barrier(me, g, done && g.unsafe.empty(), 0);
+    // Only what no one protects any more is safe: the rest waits in the orphanage (under
+    // epoch_pop stamped with the epoch now, no older than any of its nodes' tags).
+    std::uint64_t stamp = 0;
+    if constexpr (epochs) stamp = epoch_.load(std::memory_order_seq_cst);
+    return this->finish_barrier(me, g, done && g.unsafe.empty(), stamp);
   }
 
   // A scan, and the free policy's safe garbage.
@@ -286,18 +527,31 @@ class hp<Policies...>::domain
   // goes to the orphanage is only what other threads still protect (at most H nodes); without it,
   // threads that retire fewer than R nodes each and exit would pile up unbounded garbage that no
   // scan ever looks at. A protection still owning a slot now was leaked (its guard_ptr's
-  // thread_local or stack lifetime has ended): its slot is cleared and stays taken.
+  // thread_local or stack lifetime has ended): its slot is cleared and stays taken. Under
+  // epoch_pop the bags go with their tags, and the thread leaves any operation it was in.
   void on_thread_exit(record& r) noexcept {
     holding garbage(r);
     r.hazards.for_each_owned(clear<block>);
     r.owned.for_each_owned(clear<typename decltype(r.owned)::block>);
     scan(r);
-    this->orphan(r, std::move(r.retired));
+    if constexpr (epochs) {
+      r.ep.bags.hand_over([&](core::retired_list&& bag, std::uint64_t tag) {
+        this->orphan(r, std::move(bag), tag);
+      });
+    } else {
+      this->orphan(r, std::move(r.retired));
+    }
     r.freeing.drain(r);
+    if constexpr (epochs)
+      r.ep.announce.store((r.ep.seen_epoch << 1) | detail::hp_epoch_part::quiescent_bit,
+                          std::memory_order_release);
+    fence::leave(r.fence);
   }
 
   // Hazard slots beyond each record's first block: nested guards' blocks and protections' pools.
   std::atomic<std::size_t> extra_slots_{0};
+  // epoch_pop's global epoch (unused by the others).
+  alignas(core::cache_line) std::atomic<std::uint64_t> epoch_{1};
 };
 
 template <class... Policies>
@@ -315,7 +569,7 @@ class hp<Policies...>::guard : public core::guard_base<guard> {
   ~guard() {
     this->check_owner();
     domain::clear(block_);
-    record_.leave();
+    domain::close(record_);
   }
   guard(const guard&) = delete;
   guard& operator=(const guard&) = delete;
@@ -343,12 +597,18 @@ class hp<Policies...>::guard : public core::guard_base<guard> {
 // and swap). The slot is taken from the thread's pool on the first protection and given back, in
 // any order, when the owner is destroyed; resetting only clears it, so that a protection used in
 // a loop takes its slot once. It belongs to its thread, as a guard does.
+//
+// Under epoch_pop a protection that protects something also keeps its thread inside an operation
+// (the epoch's protection), from its protect() to its reset or destruction, unless it borrows a
+// region's slot (the region's guard holds the operation then).
 template <class... Policies>
 class hp<Policies...>::protection : core::thread_bound {
   using slot = typename domain::slot;
 
  public:
-  // Whether holding a protection keeps the thread inside an operation.
+  // Whether the thread's operation is what keeps a protected node: no, a node is freed once no
+  // hazard holds it (under epoch_pop the operation it holds only keeps the epoch from freeing it
+  // first).
   static constexpr bool holds_region = false;
 
   // What a reclaim::region_guard holds under hp: a guard, whose block of slots it lends one by one
@@ -384,6 +644,7 @@ class hp<Policies...>::protection : core::thread_bound {
         record_(other.record_),
         hazard_(std::exchange(other.hazard_, nullptr)),
         lent_(other.lent_),
+        holding_(std::exchange(other.holding_, false)),
         loan_(std::move(other.loan_)) {}
   // Our protection ends, and the two slots change owners: the moved-from side keeps a slot for its
   // next protect() (`save = std::move(cur)` in a traversal costs no pool traffic).
@@ -397,6 +658,7 @@ class hp<Policies...>::protection : core::thread_bound {
     if (!hazard_ || lent_) return;
     check_owner();
     domain::give_back(*record_, *hazard_);
+    let_go();
   }
 
   void swap(protection& other) noexcept {
@@ -404,15 +666,17 @@ class hp<Policies...>::protection : core::thread_bound {
     std::swap(record_, other.record_);
     std::swap(hazard_, other.hazard_);
     std::swap(lent_, other.lent_);
+    std::swap(holding_, other.holding_);
     std::swap(loan_, other.loan_);
   }
-
 
   // Protects the pointer src holds (published, then validated by a re-read of src; loads with
   // `order`) and returns it. Throws std::bad_alloc only when it takes its first slot.
   template <class P>
   P protect(const std::atomic<P>& src, std::memory_order order) {
-    return domain::publish_validated(own_slot(), src, order);
+    slot& hazard = own_slot();
+    hold();
+    return domain::publish_validated(hazard, src, order);
   }
 
   // Protects `expected` if src still holds it, and returns true; otherwise protects nothing, sets
@@ -420,11 +684,13 @@ class hp<Policies...>::protection : core::thread_bound {
   // algorithms that must not loop in protect, paper 003's acquire_if_equal).
   template <class P>
   bool try_protect(P& expected, const std::atomic<P>& src, std::memory_order order) {
+    slot& hazard = own_slot();
+    hold();
     // As publish_validated(), once.
-    fence::publish(own_slot(), domain::address_of(expected));
+    fence::publish(hazard, domain::address_of(expected));
     P now = src.load(fence::reread(order));
     if (now == expected) return true;
-    domain::clear_slot(*hazard_);
+    reset_protection();
     expected = now;
     return false;
   }
@@ -435,7 +701,8 @@ class hp<Policies...>::protection : core::thread_bound {
   template <class P>
   void publish(P p) {
     slot& hazard = own_slot();
-    // release, then the fence: as in publish_validated().
+    hold();
+    // release, then the fence's light side: as in publish_validated().
     hazard.store(domain::address_of(p), std::memory_order_release);
     fence::light();
   }
@@ -443,6 +710,7 @@ class hp<Policies...>::protection : core::thread_bound {
   // Protects nothing; keeps the slot.
   void reset_protection() noexcept {
     if (hazard_) domain::clear_slot(*hazard_);
+    let_go();
   }
 
   // Takes the slot now, so that no later protect can fail (P2530's make_hazard_pointer(), which
@@ -454,11 +722,18 @@ class hp<Policies...>::protection : core::thread_bound {
   // Retires a node (tagged by core::to_retired) on this thread's record: hp's retire needs no
   // operation around it, but the free policy gets its turn first, as when a guard opens (guard_ptr
   // users may never open a guard; an amortized policy would then never free what scans found).
+  // Under epoch_pop the retire runs inside an operation (its tag is the epoch announced).
   void retire(core::retired_hook* node) {
     assert(record_ && "reclaim: retire through a protection that never protected");
     check_owner();
     core::garbage_claim::free_policy_step(*record_);
-    domain_->retire(*record_, node);
+    if constexpr (epochs) {
+      (void)domain_->enter(*record_);
+      domain_->retire(*record_, node);
+      domain::close(*record_);
+    } else {
+      domain_->retire(*record_, node);
+    }
   }
 
  private:
@@ -471,10 +746,28 @@ class hp<Policies...>::protection : core::thread_bound {
     return *hazard_;
   }
 
+  // epoch_pop: keeps the thread inside an operation while this protects (before the hazard is
+  // published, so that the epoch cannot pass the node either), unless the slot is a region's.
+  void hold() {
+    if constexpr (epochs) {
+      if (holding_ || lent_) return;
+      (void)domain_->enter(*record_);
+      holding_ = true;
+    }
+  }
+  void let_go() noexcept {
+    if constexpr (epochs) {
+      if (!holding_) return;
+      holding_ = false;
+      domain::close(*record_);
+    }
+  }
+
   domain* domain_ = nullptr;
   typename domain::record* record_ = nullptr;
   slot* hazard_ = nullptr;
   bool lent_ = false;                // hazard_ is a region's slot, not the pool's
+  bool holding_ = false;             // epoch_pop: holds the thread inside an operation
   [[no_unique_address]] core::loan loan_;  // while lent: debug builds count it in the region
 };
 
