@@ -146,7 +146,9 @@ child_outcome run_in_child(const trial_config& c, std::string_view alloc,
                                    "--scheme", std::string(c.scheme),
                                    "--alloc", std::string(alloc),
                                    "--threads", std::to_string(c.threads),
-                                   "--seconds", fmt::format("{}", c.seconds),  // round-trips
+                                   c.ops_per_thread ? "--ops" : "--seconds",
+                                   c.ops_per_thread ? std::to_string(c.ops_per_thread)
+                                                    : fmt::format("{}", c.seconds),  // round-trips
                                    "--keys", std::to_string(c.keys),
                                    "--insert", std::to_string(c.insert_pct),
                                    "--delete", std::to_string(c.delete_pct),

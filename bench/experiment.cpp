@@ -39,7 +39,7 @@ constexpr key_spec run_keys[] = {
     {"seed", kind::integer},      {"timeline", kind::text},
     {"timeline_capacity", kind::key_count}, {"slow_free_us", kind::integer},
     {"stall", kind::integer},     {"sample_ms", kind::integer},
-    {"interleave", kind::boolean},
+    {"interleave", kind::boolean},  {"ops", kind::key_count},
 };
 
 std::string flag_name(std::string_view key) {
@@ -216,7 +216,11 @@ class loader {
     }
     values.push_back(out);
     for (const auto& [flag, text] : cmd_.given) {
-      std::erase_if(values, [&](const value& v) { return v.flag == flag; });
+      // --ops and --seconds are one choice: either on the command line replaces the file's.
+      const bool duration = flag == "ops" || flag == "seconds";
+      std::erase_if(values, [&](const value& v) {
+        return v.flag == flag || (duration && (v.flag == "ops" || v.flag == "seconds"));
+      });
       values.push_back({flag, flag, text, std::nullopt});
     }
 

@@ -28,6 +28,7 @@ constexpr std::uint64_t max_timeline_capacity = 10'000'000;
 constexpr std::uint64_t max_slow_free_us = 1'000'000'000;
 constexpr std::uint64_t max_stall = 64;
 constexpr std::uint64_t max_sample_ms = 60'000;
+constexpr std::uint64_t max_ops = 1'000'000'000'000;
 
 [[noreturn]] void bad(std::string_view flag, std::string_view expected, std::string_view got) {
   throw usage_error(fmt::format("{}: expected {}, got '{}'", flag, expected, got));
@@ -188,7 +189,7 @@ std::optional<options> parse_command_line(int argc, char** argv, const registry&
               keys = "20K", insert = "50", erase = "50", seed = "1", alloc = "glibc";
   std::string child_trial, child_fd;
   std::string timeline_capacity = "200K", slow_free_us = "100";
-  std::string stall = "0", sample_ms = "0";
+  std::string stall = "0", sample_ms = "0", ops;
   options opt;
 
   CLI::App app{"The lab of reclaim: runs trials of containers under reclamation schemes, prints a "
@@ -212,6 +213,10 @@ std::optional<options> parse_command_line(int argc, char** argv, const registry&
   app.add_option("--seconds", seconds, "measured time per trial")
       ->type_name("S")
       ->capture_default_str();
+  app.add_option("--ops", ops,
+                 "fixed work instead of --seconds: each worker runs N operations, and the trial "
+                 "lasts as long as they take (K and M suffixes)")
+      ->type_name("N");
   app.add_option("--trials", trials, "trials per point")->type_name("N")->capture_default_str();
   app.add_option("--keys", keys,
                  "key range [0, N) (a stack or queue starts with N/2 values); K and M suffixes")
@@ -285,7 +290,8 @@ std::optional<options> parse_command_line(int argc, char** argv, const registry&
   // Kept as given: with --experiment they are parsed again over each of the file's sweeps.
   for (const auto& [name, text] : {std::pair<const char*, const std::string*>{"ds", &ds},
                                    {"scheme", &scheme}, {"threads", &threads}, {"alloc", &alloc},
-                                   {"seconds", &seconds}, {"trials", &trials}, {"keys", &keys},
+                                   {"seconds", &seconds}, {"ops", &ops}, {"trials", &trials},
+                                   {"keys", &keys},
                                    {"insert", &insert}, {"delete", &erase}, {"seed", &seed},
                                    {"out", &opt.out}, {"timeline", &opt.timeline},
                                    {"timeline-capacity", &timeline_capacity},
@@ -300,6 +306,12 @@ std::optional<options> parse_command_line(int argc, char** argv, const registry&
   if (app.count("--experiment") && opt.experiment.empty()) bad("--experiment", "a file name", "");
   opt.ds = parse_names("--ds", "container", ds, containers);
   opt.schemes = parse_names("--scheme", "scheme", scheme, schemes);
+  // A scheme whose domain refuses this machine (its barrier cannot work here) is bad input.
+  if (!opt.list)
+    for (const std::string& name : opt.schemes)
+      if (const scheme_info* s = reg.find_scheme(name); s->refusal)
+        if (std::string why = s->refusal(); !why.empty())
+          throw usage_error(fmt::format("--scheme: {} cannot run on this machine: {}", name, why));
   const std::string positive_threads = fmt::format("a positive integer, at most {}", max_threads);
   for (const std::string& t : split_list("--threads", threads))
     opt.threads.push_back(
@@ -313,6 +325,14 @@ std::optional<options> parse_command_line(int argc, char** argv, const registry&
     if (lib.path.empty()) throw usage_error(fmt::format("--alloc: {} {}", a, lib.why_not));
   }
   opt.seconds = parse_seconds(seconds);
+  if (app.count("--ops")) {
+    if (app.count("--seconds"))
+      throw usage_error("--ops and --seconds: give one (--ops N runs N operations per worker, "
+                        "--seconds S runs the workers for S seconds)");
+    opt.ops = parse_count("--ops", ops, 1, max_ops,
+                          "a positive number of operations per worker, at most 1000000M "
+                          "(suffixes K and M)");
+  }
   opt.trials = static_cast<unsigned>(parse_uint("--trials", trials, 1,
                                                 std::numeric_limits<unsigned>::max(),
                                                 "a positive integer"));
@@ -410,6 +430,7 @@ trial_config make_trial_config(const options& opt, const pairing& pair, unsigned
           .scheme = pair.scheme,
           .threads = threads,
           .seconds = opt.seconds,
+          .ops_per_thread = opt.ops,
           .trial = trial,
           .keys = opt.keys,
           .insert_pct = opt.insert_pct,

@@ -28,6 +28,7 @@ struct options {
   std::vector<unsigned> threads;
   std::vector<std::string> allocs;  // each one installed (checked here)
   double seconds{};
+  std::uint64_t ops{};  // --ops: operations per worker instead of --seconds; 0: timed
   unsigned trials{};
   std::int64_t keys{};
   unsigned insert_pct{};

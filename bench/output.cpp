@@ -80,7 +80,8 @@ nlohmann::ordered_json to_json(const finished_trial& t, const run_context& ctx) 
       {"threads", c.threads},
       {"trial", c.trial},
       {"seconds", r.seconds},
-      {"seconds_requested", c.seconds},
+      {"seconds_requested", c.ops_per_thread ? 0.0 : c.seconds},
+      {"ops_per_thread", c.ops_per_thread},
       {"keys", c.keys},
       {"insert", c.insert_pct},
       {"delete", c.delete_pct},
@@ -264,14 +265,16 @@ void print_skipped_pairs(const options& opt, const registry& reg) {
 }
 
 void print_plan(const std::vector<options>& sweeps, const registry& reg) {
-  std::size_t trials = 0;
+  std::size_t trials = 0, fixed = 0;
   double seconds = 0;
   for (std::size_t i = 0; i < sweeps.size(); ++i) {
     const options& opt = sweeps[i];
     const std::size_t n = trial_count(opt, reg);
     if (sweeps.size() > 1) fmt::print("{}[[run]] {} of {}\n", i > 0 ? "\n" : "", i + 1, sweeps.size());
-    fmt::print("{} trials x {} s; keys {}, insert {}%, delete {}%, {}, seed {}{}{}{}{}\n", n,
-               opt.seconds, opt.keys, opt.insert_pct, opt.delete_pct,
+    fmt::print("{} trials x {}; keys {}, insert {}%, delete {}%, {}, seed {}{}{}{}{}\n", n,
+               opt.ops ? fmt::format("{} operations per worker", opt.ops)
+                       : fmt::format("{} s", opt.seconds),
+               opt.keys, opt.insert_pct, opt.delete_pct,
                opt.prefill ? "prefilled" : "not prefilled", opt.seed,
                opt.stall > 0 ? fmt::format(", {} stalled", opt.stall) : "",
                opt.sample_ms > 0 ? fmt::format(", memory sampled every {} ms", opt.sample_ms) : "",
@@ -284,11 +287,17 @@ void print_plan(const std::vector<options>& sweeps, const registry& reg) {
                  trial, opt.trials);
     });
     trials += n;
-    seconds += static_cast<double>(n) * opt.seconds;
+    if (opt.ops)
+      fixed += n;
+    else
+      seconds += static_cast<double>(n) * opt.seconds;
   }
-  fmt::print("\nDry run: {} trials, {:.1f} s measured ({:.1f} min); prefill and process start "
+  fmt::print("\nDry run: {} trials, {:.1f} s measured ({:.1f} min){}; prefill and process start "
              "come on top. Nothing was run.\n",
-             trials, seconds, seconds / 60);
+             trials, seconds, seconds / 60,
+             fixed ? fmt::format(", and {} of fixed work (--ops) whose time is not known before",
+                                 fixed)
+                   : "");
 }
 
 void print_list(const registry& reg, const allocator_info& alloc) {

@@ -56,8 +56,9 @@ class pool_workload {
     xoshiro256 rng(stream_seed(cfg_.seed, cfg_.trial, i));
     consumer& mine = consumers_[i];
     std::uint64_t seq = 0, ops = 0;
+    const std::uint64_t limit = operation_limit(cfg_);
     // relaxed: `stop` carries no data; the join orders what the worker wrote before the checks.
-    while (!stop.load(std::memory_order_relaxed)) {
+    while (ops < limit && !stop.load(std::memory_order_relaxed)) {
       if (rng.below(100) < cfg_.insert_pct) {
         ds_.push(encode(i, seq++));
       } else if (std::optional<std::int64_t> v = ds_.pop()) {

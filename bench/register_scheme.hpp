@@ -1,6 +1,8 @@
 // Registration of one scheme with every container; included only by the generated per-scheme
 // translation units (scheme.cpp.in), which is where the trial runner gets instantiated.
 #pragma once
+#include <exception>
+#include <string>
 #include <string_view>
 
 #include <reclaim/concepts.hpp>
@@ -28,12 +30,23 @@ struct workload_runner<workload::queue, DS> {
   using type = pool_workload<DS, /*Fifo=*/true>;
 };
 
+// What a domain of Scheme refuses on this machine, by constructing one ("" if nothing).
+template <reclaim::scheme Scheme>
+std::string refusal() {
+  try {
+    typename Scheme::domain domain;
+    return {};
+  } catch (const std::exception& e) {
+    return e.what();
+  }
+}
+
 // Registers Scheme under `name`, and for each container either its trial runner or, when the
 // container does not meet the scheme's needs, the container's reason. An unsupported pair is never
 // instantiated: `if constexpr` discards the runner.
 template <reclaim::scheme Scheme>
 void register_scheme(registry& r, std::string_view name) {
-  r.add_scheme({name, Scheme::family, Scheme::bounds_garbage, Scheme::needs});
+  r.add_scheme({name, Scheme::family, Scheme::bounds_garbage, Scheme::needs, &refusal<Scheme>});
   containers::all::for_each([&](auto container) {
     using C = typename decltype(container)::type;
     using DS = typename C::template type<Scheme>;

@@ -5,6 +5,7 @@
 #pragma once
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -18,7 +19,10 @@ struct trial_config {
   std::string_view ds;
   std::string_view scheme;
   unsigned threads = 1;
-  double seconds = 1;       // how long the workers run
+  double seconds = 1;       // how long the workers run (unless ops_per_thread is set)
+  // --ops: each worker runs exactly this many operations, and the trial lasts as long as they
+  // take; 0: the workers run for `seconds`.
+  std::uint64_t ops_per_thread = 0;
   unsigned trial = 1;       // 1-based; seeds the trial's random streams together with `seed`
   std::int64_t keys = 2;    // keys are drawn uniformly from [0, keys)
   unsigned insert_pct = 0;  // the rest of 100 - insert - delete are lookups
@@ -79,6 +83,9 @@ struct scheme_info {
   reclaim::family family;
   bool bounds_garbage;
   unsigned needs;  // reclaim::needs bits
+  // Why the scheme cannot run on this machine ("" if it can): what its domain's constructor
+  // throws (hp_splitcas where split locks trap, hp_mprotect where TLB flushes do not interrupt).
+  std::string (*refusal)() = nullptr;
 };
 
 // What a container's trials do (containers.hpp): a set runs inserts, deletes and lookups of random

@@ -20,6 +20,7 @@
 #include <concepts>
 #include <cstdint>
 #include <latch>
+#include <limits>
 #include <memory>
 #include <thread>
 #include <vector>
@@ -116,19 +117,28 @@ class stalled_operations {
 // keeps every other sample and doubles its period, so the samples always span the whole interval.
 inline constexpr std::size_t max_memory_samples = 10'000;
 
+// The operations a worker runs before it stops on its own: --ops, or (timed) no limit.
+inline std::uint64_t operation_limit(const trial_config& cfg) {
+  return cfg.ops_per_thread ? cfg.ops_per_thread : std::numeric_limits<std::uint64_t>::max();
+}
+
 // The measured interval, from `begin`, as the main thread spends it: asleep, or with
 // cfg.sample_ms, sampling pending() (the domain's pending garbage) and the process RSS every
-// sample_ms, starting at `begin`.
-template <class Pending>
+// sample_ms, starting at `begin`. It lasts cfg.seconds, or with --ops (cfg.ops_per_thread) until
+// workers_done() says the workers have run their operations (the caller joins them then).
+template <class Pending, class Done>
 void measure_interval(std::chrono::steady_clock::time_point begin, const trial_config& cfg,
-                      Pending&& pending, std::vector<memory_sample>& samples) {
+                      Pending&& pending, std::vector<memory_sample>& samples,
+                      Done&& workers_done) {
   using clock = std::chrono::steady_clock;
-  const auto end = begin + std::chrono::duration_cast<clock::duration>(
-                               std::chrono::duration<double>(cfg.seconds));
+  const bool fixed_work = cfg.ops_per_thread > 0;
+  const auto end = fixed_work ? clock::time_point::max()
+                              : begin + std::chrono::duration_cast<clock::duration>(
+                                            std::chrono::duration<double>(cfg.seconds));
   if (cfg.sample_ms > 0) {
     samples.reserve(max_memory_samples);  // outside the interval: no allocation while sampling
     clock::duration period = std::chrono::milliseconds(cfg.sample_ms);
-    for (auto next = begin; next < end; next += period) {
+    for (auto next = begin; next < end && !(fixed_work && workers_done()); next += period) {
       std::this_thread::sleep_until(next);
       if (samples.size() == max_memory_samples) {
         // Samples 0, 2, 4, ... were taken on the grid of the doubled period, and so is `next`.
@@ -140,7 +150,7 @@ void measure_interval(std::chrono::steady_clock::time_point begin, const trial_c
       samples.push_back({t_ms, pending(), rss_bytes()});
     }
   }
-  std::this_thread::sleep_until(end);
+  if (!fixed_work) std::this_thread::sleep_until(end);
 }
 
 // The prefill's threads: min(threads, hardware threads) of them, each running body(i, claim),
@@ -171,8 +181,8 @@ void prefill_threads(const trial_config& cfg, Body&& body) {
 }
 
 // The measured interval: the workers start together on a latch that the main thread joins last,
-// each runs work(i, stop) until the main thread raises `stop`. Returns the measured seconds, from
-// the start until every worker has joined. With a timeline recorder, each worker attaches before
+// each runs work(i, stop) until the main thread raises `stop` (or, with --ops, until it has run
+// its operations). Returns the measured seconds, from the start until every worker has joined. With a timeline recorder, each worker attaches before
 // the start latch (its buffer is allocated and touched outside the measured interval) and
 // `origin_ns` receives the start's timestamp. Meanwhile the main thread runs measure_interval()
 // with `pending` and `samples`. Throws thread_error, with every worker joined, if one could not be
@@ -182,6 +192,7 @@ double run_workers(const trial_config& cfg, reclaim::timeline::recorder* timelin
                    std::uint64_t& origin_ns, Pending&& pending,
                    std::vector<memory_sample>& samples, Work&& work) {
   std::atomic<bool> stop{false};
+  std::atomic<unsigned> finished{0};  // --ops: workers done with their operations
   std::latch start(cfg.threads + 1);
   thread_failures failures;
   std::vector<std::jthread> workers;
@@ -193,6 +204,7 @@ double run_workers(const trial_config& cfg, reclaim::timeline::recorder* timelin
     // (which orders it before this read): then the trial ends before its first operation.
     if (!failures.failed()) failures.run("worker", i, cfg.threads, [&] { work(i, stop); });
     if (timeline) reclaim::timeline::recorder::detach();  // also after an attach that threw
+    finished.fetch_add(1, std::memory_order_relaxed);  // relaxed: the join orders the rest
   });
   // The workers that never started never arrive: count them down, or the others wait forever.
   start.count_down(cfg.threads - started);
@@ -202,8 +214,12 @@ double run_workers(const trial_config& cfg, reclaim::timeline::recorder* timelin
       std::chrono::duration_cast<std::chrono::nanoseconds>(begin.time_since_epoch()).count());
   start.arrive_and_wait();
   // Every worker that started has attached or failed to: without all of them, nothing to measure.
-  if (!failures.failed()) measure_interval(begin, cfg, pending, samples);
-  stop.store(true, std::memory_order_relaxed);
+  if (!failures.failed())
+    measure_interval(begin, cfg, pending, samples,
+                     [&] { return finished.load(std::memory_order_relaxed) >= started; });
+  // Timed: the interval is over. Fixed work: the workers stop on their own (the join below waits
+  // for them), unless the trial failed.
+  if (cfg.ops_per_thread == 0 || failures.failed()) stop.store(true, std::memory_order_relaxed);
   workers.clear();  // joins
   failures.rethrow();
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
@@ -248,9 +264,10 @@ class set_workload {
     xoshiro256 rng(stream_seed(cfg_.seed, cfg_.trial, i));
     tally mine;
     std::uint64_t ops = 0;
+    const std::uint64_t limit = operation_limit(cfg_);
     // relaxed: `stop` carries no data, it only has to be seen eventually; the join orders the
     // tallies before the main thread reads them.
-    while (!stop.load(std::memory_order_relaxed)) {
+    while (ops < limit && !stop.load(std::memory_order_relaxed)) {
       const std::int64_t key = rng.below(keys);
       const unsigned dice = rng.below(100);
       if (dice < insert_below) {

@@ -37,6 +37,10 @@ Usage: test_cli.py BENCH CHECK, where BENCH is the reclaim-bench executable and 
   thread_failure  a worker or stalled thread that cannot be created (RLIMIT_AS) fails its trial
              with one line naming it, quickly (no hang on the start latch), in the lab's process
              and in a child, and the run goes on
+  ops        --ops N: every worker runs exactly N operations (a set, a queue, a child process, with
+             a stalled thread and the sampler), validated, with ops_per_thread in the JSON line;
+             --ops with --seconds and bad counts are refused; an experiment's `ops` key and the
+             command line's replacement of either
   pools      the stack and queue workloads (treiber_stack, ms_queue): runs validate (each value
              popped once, nothing lost, per-producer FIFO for the queue), all pushes or all pops
              give the exact size and retire count, and a push/pop mix with lookups is refused
@@ -1369,12 +1373,67 @@ def test_pools(tmp):
           f"pools without prefill: {records}")
 
 
+# --- ops -------------------------------------------------------------------------------------
+
+def test_ops(tmp):
+    absent = os.path.join(tmp, "absent.jsonl")
+    for args, needle in [(["--ops", "0"], "--ops: expected a positive number of operations"),
+                         (["--ops", "abc"], "--ops"), (["--ops", "-3"], "--ops"),
+                         (["--ops", "1.5"], "--ops"), (["--ops", "2000000M"], "--ops"),
+                         (["--ops", "1K", "--seconds", "1"], "--ops and --seconds: give one")]:
+        expect_refused(args, needle, absent)
+        check(not os.path.exists(absent), f"{' '.join(args)}: created the --out file")
+
+    # Every worker runs exactly N operations, validated, and the line says so; a set, a queue,
+    # a child process (jemalloc), and a stalled thread with the sampler.
+    out = os.path.join(tmp, "ops.jsonl")
+    runs = [["--ds", "lazy_list", "--scheme", "none,hp", "--threads", "1,3", "--keys", "1K"],
+            ["--ds", "ms_queue", "--scheme", "debra", "--threads", "2", "--keys", "1K"],
+            ["--ds", "hm_list", "--scheme", "hp", "--threads", "2", "--alloc", "jemalloc"],
+            ["--ds", "hm_list", "--scheme", "debra", "--threads", "2", "--stall", "1",
+             "--sample-ms", "1"]]
+    for args in runs:
+        r = bench(*args, "--ops", "2K", "--out", out)
+        check(r.returncode == 0, f"--ops {' '.join(args)}: exit status {r.returncode}: {r.stderr}")
+    records = load_lines(out)
+    check(len(records) == 7, f"--ops: {len(records)} JSON lines, expected 7")
+    for rec in records:
+        where = f"--ops {rec.get('ds')} {rec.get('scheme')} threads={rec.get('threads')}"
+        check_record(rec, where)
+        check(rec.get("ops") == 2000 * rec.get("threads", 0) and rec.get("ops_per_thread") == 2000
+              and rec.get("seconds_requested") == 0 and rec.get("seconds", 0) > 0,
+              f"{where}: ops {rec.get('ops')}, ops_per_thread {rec.get('ops_per_thread')}, "
+              f"seconds {rec.get('seconds')} (requested {rec.get('seconds_requested')})")
+    check(any(rec.get("samples") for rec in records), "--ops with --sample-ms: no samples")
+
+    # A timed trial says 0; the dry run names the work.
+    r = bench("--seconds", "0.05", "--out", out)
+    check(r.returncode == 0 and load_lines(out)[-1].get("ops_per_thread") == 0,
+          f"timed: ops_per_thread {load_lines(out)[-1].get('ops_per_thread')}")
+    r = bench("--ops", "5K", "--trials", "2", "--dry-run")
+    check("2 trials x 5000 operations per worker" in r.stdout and "fixed work" in r.stdout,
+          f"--ops dry run: {r.stdout!r}")
+
+    # In an experiment file `ops` is a run's key; either flag on the command line replaces it.
+    experiment = os.path.join(tmp, "ops.toml")
+    write(experiment, 'title = "t"\n[[run]]\nds = "hm_list"\nscheme = "debra"\nops = "1K"\n')
+    r = bench("--experiment", experiment, "--dry-run")
+    check("1000 operations per worker" in r.stdout, f"ops in a file: {r.stdout!r} {r.stderr!r}")
+    r = bench("--experiment", experiment, "--seconds", "0.05", "--dry-run")
+    check(r.returncode == 0 and "x 0.05 s" in r.stdout,
+          f"--seconds over a file's ops: {r.stdout!r} {r.stderr!r}")
+    write(experiment, 'title = "t"\n[[run]]\nds = "hm_list"\nscheme = "debra"\nseconds = 1\n')
+    r = bench("--experiment", experiment, "--ops", "3K", "--dry-run")
+    check(r.returncode == 0 and "3000 operations per worker" in r.stdout,
+          f"--ops over a file's seconds: {r.stdout!r} {r.stderr!r}")
+
+
 CHECKS = {"bad_input": test_bad_input, "list": test_list, "run": test_run, "alloc": test_alloc,
           "timeline": test_timeline, "stall": test_stall, "experiment": test_experiment,
           "output_paths": test_output_paths, "write_errors": test_write_errors,
           "lazy_out": test_lazy_out, "skip_pairs": test_skip_pairs,
           "cleanup": test_cleanup, "thread_failure": test_thread_failure,
-          "pools": test_pools, "memory": test_memory}
+          "pools": test_pools, "memory": test_memory, "ops": test_ops}
 
 if __name__ == "__main__":
     with tempfile.TemporaryDirectory(prefix="reclaim-bench-cli-") as tmp:
