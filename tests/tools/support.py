@@ -214,6 +214,17 @@ class ToolsCase(unittest.TestCase):
         self.assertEqual(proc.returncode, 0, f"stdout: {proc.stdout}\nstderr: {proc.stderr}")
         return proc.stdout.split()
 
+    def assert_bad_input(self, proc, prefix, says):
+        """Bad input: exit status 2, nothing on stdout, one line on stderr that starts with
+        `prefix` and contains each of `says`."""
+        self.assertEqual(proc.returncode, 2, proc.stderr)
+        self.assertEqual(proc.stdout, "")
+        lines = proc.stderr.splitlines()
+        self.assertEqual(len(lines), 1, proc.stderr)
+        self.assertTrue(lines[0].startswith(prefix), lines[0])
+        for text in says:
+            self.assertIn(text, lines[0])
+
     def assert_plausible_png(self, path, min_width=600, min_height=400):
         """A complete PNG of a plausible size: large enough to hold axes and text, not huge."""
         self.assertTrue(os.path.isfile(path), f"{path} was not written")

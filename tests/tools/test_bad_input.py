@@ -25,14 +25,7 @@ class BadInputExitsTwoWithOneLine(ToolsCase):
     def check_bad(self, *args, says, process=False):
         out = self.path("out", f"{self.id().rsplit('.', 1)[-1]}.png")
         run = tools_process if process else tools
-        proc = run(*args, "--out", out)
-        self.assertEqual(proc.returncode, 2, proc.stderr)
-        self.assertEqual(proc.stdout, "")
-        lines = proc.stderr.splitlines()
-        self.assertEqual(len(lines), 1, proc.stderr)
-        self.assertTrue(lines[0].startswith("reclaim_tools: "), lines[0])
-        for text in says:
-            self.assertIn(text, lines[0])
+        self.assert_bad_input(run(*args, "--out", out), "reclaim_tools: ", says)
         self.assertFalse(os.path.exists(out), f"{out} written on bad input")
         if os.path.isdir(self.path("out")):
             self.assertEqual(os.listdir(self.path("out")), [])

@@ -84,12 +84,42 @@ def parser():
                         "guarded_ms_queue=ms_queue); only they are compared")
     c.add_argument("--out", metavar="MD", help="also write the table to this file")
 
+    i = sub.add_parser("instructions",
+                       help="instructions per operation per scheme: the lab's 1-thread trials "
+                            "under valgrind",
+                       description="instructions per operation per scheme: one thread of the "
+                                   "lab's fixed-work trials (--ops N and 2N) under valgrind, the "
+                                   "difference over N, as a Markdown table")
+    i.add_argument("--scheme", required=True, help="the lab's schemes (comma list)")
+    i.add_argument("--ds", default="lazy_list", help="the container (default lazy_list)")
+    i.add_argument("--keys", default="1K", help="key range (default 1K)")
+    i.add_argument("--insert", default=0, type=int, help="percent inserts (default 0)")
+    i.add_argument("--delete", default=0, type=int, help="percent deletes (default 0)")
+    i.add_argument("--ops", default="100K",
+                   help="operations of the shorter run (default 100K; the other runs twice as "
+                        "many)")
+    i.add_argument("--tool", default="cachegrind", help="cachegrind (default) or callgrind")
+    i.add_argument("--bench", default=os.path.join("build", "release", "bench", "reclaim-bench"),
+                   help="the lab (default build/release/bench/reclaim-bench)")
+    i.add_argument("--valgrind", default="valgrind", help="valgrind (default: from PATH)")
+    i.add_argument("--out", metavar="MD", help="also write the table to this file")
+
     e = sub.add_parser("experiment", help="every plot of an experiment file and its report",
                        description="every plot of an experiment file and its Markdown report")
     e.add_argument("experiment", metavar="EXPERIMENT.toml")
     e.add_argument("--plots", default="results/plots", metavar="DIR",
                    help="where the PNGs and NAME.md go (default results/plots)")
     return p
+
+
+def print_table(text, out):
+    """Prints a Markdown table, and writes it to `out` too if given; the paths written."""
+    print(text, end="")
+    if not out:
+        return []
+    with open(out, "w", encoding="utf-8") as f:
+        f.write(text)
+    return [out]
 
 
 def run(args):
@@ -99,15 +129,17 @@ def run(args):
 
     if args.command == "experiment":
         return report.experiment(args.experiment, args.plots)
+    if args.command == "instructions":
+        from . import instructions
+        rows = instructions.measure(args.scheme, ds=args.ds, keys=args.keys, insert=args.insert,
+                                    delete=args.delete, ops=args.ops, tool=args.tool,
+                                    bench=args.bench, valgrind=args.valgrind)
+        return print_table(instructions.table(rows, args.ds, args.keys, args.insert, args.delete,
+                                              args.ops, args.tool), args.out)
     if args.command == "compare":
         from . import compare
-        text = compare.table(compare.compare(args.base, args.other, args.match))
-        print(text, end="")
-        if not args.out:
-            return []
-        with open(args.out, "w", encoding="utf-8") as f:
-            f.write(text)
-        return [args.out]
+        return print_table(compare.table(compare.compare(args.base, args.other, args.match)),
+                           args.out)
     if args.command in ("throughput", "af-bars", "memory", "memory-over-time"):
         df = load_results(args.results)
         kind = args.command.replace("-", "_")
