@@ -53,11 +53,15 @@ std::uint64_t progress_of(const reclaim::stats& s) {
 }
 
 // rcu moves its epoch and scans only on retires (every N and M of them), nbr only when a bag is
-// full: operations that retire nothing make them free nothing, and the retires that drive them
-// leave their own garbage pending.
+// full, epoch_pop tries to advance its epoch only from retires (and scans only when that fails):
+// operations that retire nothing make them free nothing, and the retires that drive them leave
+// their own garbage pending.
 template <class S>
-constexpr bool reclaims_only_on_retires =
-    requires { S::empty_frequency; } || S::family == reclaim::family::neutralization;
+constexpr bool reclaims_only_on_retires = [] {
+  if constexpr (requires { S::epochs; })
+    if constexpr (S::epochs) return true;
+  return requires { S::empty_frequency; } || S::family == reclaim::family::neutralization;
+}();
 
 // An amortized free policy frees K proven-safe nodes per operation: while a thread retires K nodes
 // per operation, a batch always waits on its freeable list and freed never catches up with retired.
