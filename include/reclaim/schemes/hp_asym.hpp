@@ -16,8 +16,8 @@
 // slot load, or the scanner's unlink store before the reader's re-read load.
 //
 // When to use it. Wherever hp would do, on Linux: a read costs what it costs under an epoch
-// scheme (a plain store and load on x86), and a scan costs one system call (about 0.5 us here,
-// more with many processors: it interrupts each one that runs a thread of the process). Garbage
+// scheme (a plain store and load on x86), and a scan costs one system call (microseconds, more
+// with many processors: it interrupts each one that runs a thread of the process). Garbage
 // is bounded as under hp (R + H per thread with batch_free). Progress as hp's.
 //
 // Hardware and OS assumptions. Linux 4.14 or later with MEMBARRIER_CMD_PRIVATE_EXPEDITED (registered

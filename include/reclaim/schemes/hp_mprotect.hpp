@@ -13,8 +13,8 @@
 // scanner's unlink store before the reader's re-read load.
 //
 // When to use it. To measure paper 004's section 4, or where membarrier is missing (hp_asym falls
-// back to this barrier on its own). A scan costs two mprotect calls and the interrupts (about
-// 6 us here), under a process-wide lock. Garbage and progress as hp's.
+// back to this barrier on its own). A scan costs two mprotect calls and the interrupts (several
+// times hp_asym's membarrier), under a process-wide lock. Garbage and progress as hp's.
 //
 // Hardware and OS assumptions. x86 (a compile-time error elsewhere: Arm and others invalidate
 // remote TLBs by broadcast instructions that order only the accesses to that page). A processor

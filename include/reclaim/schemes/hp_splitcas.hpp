@@ -13,7 +13,7 @@
 // architecture manual promises: newer processors may implement bus locks otherwise, and
 // hypervisors may emulate them. Use it to measure paper 004's idea; ship hp_asym.
 //
-// When to use it. To measure. A scan costs one split lock (about 1 us here, and a stall of the
+// When to use it. To measure. A scan costs one split lock (microseconds, and a stall of the
 // whole machine's memory traffic meanwhile). Garbage and progress as hp's.
 //
 // Hardware and OS assumptions. x86 only: a compile-time error elsewhere. Kernels that trap split
