@@ -245,7 +245,16 @@ class gate {
     opened_.notify_all();
   }
   void wait() const {
+#if RECLAIM_TEST_TSAN
+    // ThreadSanitizer runs a signal's handler only once the thread leaves a blocking call it
+    // intercepts; std::atomic::wait is a raw futex system call, which it does not, so a thread
+    // waiting here would never answer hazard_pop's pings and its scanners would wait forever.
+    // Sleeping is intercepted.
+    while (!opened_.load(std::memory_order_acquire))
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+#else
     while (!opened_.load(std::memory_order_acquire)) opened_.wait(false, std::memory_order_acquire);
+#endif
   }
   bool is_open() const { return opened_.load(std::memory_order_acquire); }
 
