@@ -21,8 +21,11 @@
 #include <reclaim/ds/hm_list.hpp>
 #include <reclaim/ds/hm_list_restart.hpp>
 #include <reclaim/ds/lazy_list.hpp>
+#include <reclaim/ds/lazy_skiplist.hpp>
 #include <reclaim/ds/ms_queue.hpp>
 #include <reclaim/ds/treiber_stack.hpp>
+#include <reclaim/schemes/none.hpp>
+#include <reclaim/schemes/sized_for.hpp>
 
 #include "registry.hpp"
 
@@ -119,6 +122,20 @@ struct guarded_ms_queue {
   using type = reclaim::ds::guarded_ms_queue<std::int64_t, Scheme>;
 };
 
+// A predecessor per level of a tower: more nodes at once than hp<> and nbr<> hold, so hp, nbr and
+// nbr_plus (and their _af forms) run it sized for it (reclaim::sized_for: hp with slots<14>, nbr
+// with reservations<13>), the same schemes under the same names.
+struct lazy_skiplist {
+  static constexpr std::string_view name = "lazy_skiplist";
+  static constexpr workload kind = workload::set;
+  // key, links pointer, flags and lock, and 4/3 links on average (P(height >= k) = 4^-(k-1))
+  static constexpr std::size_t bytes_per_key = 48;
+  template <class Scheme>
+  using type = reclaim::ds::lazy_skiplist<
+      std::int64_t,
+      reclaim::sized_for<Scheme, reclaim::ds::lazy_skiplist<std::int64_t, reclaim::none>>>;
+};
+
 template <class... Containers>
 struct list {
   // Calls f(std::type_identity<C>{}) for each container C, in order.
@@ -130,6 +147,6 @@ struct list {
 
 using all = list<lazy_list, hm_list, hm_hashmap, harris_list, hm_list_restart,
                  hm_hashmap_restart, dgt_bst, treiber_stack, ms_queue, guarded_hm_list,
-                 guarded_ms_queue>;
+                 guarded_ms_queue, lazy_skiplist>;
 
 }  // namespace reclaim_bench::containers
