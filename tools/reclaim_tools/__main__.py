@@ -84,6 +84,14 @@ def parser():
                         "guarded_ms_queue=ms_queue); only they are compared")
     c.add_argument("--out", metavar="MD", help="also write the table to this file")
 
+    h = sub.add_parser("report", help="one self-contained HTML page of an experiment file",
+                       description="one self-contained HTML page of an experiment file: its plots "
+                                   "(embedded) with their captions, the machine, the tables")
+    h.add_argument("experiment", metavar="EXPERIMENT.toml")
+    h.add_argument("--results", metavar="RESULTS.jsonl",
+                   help="the results of a run of the file with --out (default: the file's out)")
+    h.add_argument("--out", metavar="HTML", help="default results/NAME.html beside its results")
+
     r = sub.add_parser("hlb-trace", help="per-thread store traces from lackey logs (paper 004 HLB)",
                        description="per-thread store traces, hazard publications and clears "
                                    "marked, from valgrind lackey logs of the recording build "
@@ -135,6 +143,9 @@ def run(args):
 
     if args.command == "experiment":
         return report.experiment(args.experiment, args.plots)
+    if args.command == "report":
+        from . import html_report
+        return html_report.report(args.experiment, args.out, args.results)
     if args.command in ("hlb-trace", "hlb-record", "hlb"):
         return run_hlb(args)
     if args.command == "compare":
