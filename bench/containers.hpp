@@ -12,6 +12,7 @@
 #include <string_view>
 #include <type_traits>
 
+#include <reclaim/ds/cuckoo_map.hpp>
 #include <reclaim/ds/dgt_bst.hpp>
 #include <reclaim/ds/guarded_hm_list.hpp>
 #include <reclaim/ds/guarded_ms_queue.hpp>
@@ -21,8 +22,11 @@
 #include <reclaim/ds/hm_list.hpp>
 #include <reclaim/ds/hm_list_restart.hpp>
 #include <reclaim/ds/lazy_list.hpp>
+#include <reclaim/ds/lazy_skiplist.hpp>
 #include <reclaim/ds/ms_queue.hpp>
 #include <reclaim/ds/treiber_stack.hpp>
+#include <reclaim/schemes/none.hpp>
+#include <reclaim/schemes/sized_for.hpp>
 
 #include "registry.hpp"
 
@@ -119,6 +123,36 @@ struct guarded_ms_queue {
   using type = reclaim::ds::guarded_ms_queue<std::int64_t, Scheme>;
 };
 
+// A predecessor per level of a tower: more nodes at once than hp<> and nbr<> hold, so hp, nbr and
+// nbr_plus (and their _af forms) run it sized for it (reclaim::sized_for: hp with slots<14>, nbr
+// with reservations<13>), the same schemes under the same names.
+struct lazy_skiplist {
+  static constexpr std::string_view name = "lazy_skiplist";
+  static constexpr workload kind = workload::set;
+  // key, links pointer, flags and lock, and 4/3 links on average (P(height >= k) = 4^-(k-1))
+  static constexpr std::size_t bytes_per_key = 48;
+  template <class Scheme>
+  using type = reclaim::ds::lazy_skiplist<
+      std::int64_t,
+      reclaim::sized_for<Scheme, reclaim::ds::lazy_skiplist<std::int64_t, reclaim::none>>>;
+};
+
+// The table is sized from the key range: `keys` slots, rounded up to a power of two, which the
+// prefill (keys/2 keys) loads to 50% when keys is a power of two (paper 004's Figure 14: 32M
+// keys, 50% load). Trials with 50% inserts or more may grow it (each growth retires a table).
+struct cuckoo_map {
+  static constexpr std::string_view name = "cuckoo_map";
+  static constexpr workload kind = workload::set;
+  // 10 bytes a slot (a key, a tag, an occupancy bit), two slots a prefilled key
+  static constexpr std::size_t bytes_per_key = 20;
+  template <class Scheme>
+  struct type : reclaim::ds::cuckoo_set<std::int64_t, Scheme> {  // the set form
+    type(typename Scheme::domain& domain, const trial_config& cfg)
+        : reclaim::ds::cuckoo_set<std::int64_t, Scheme>(domain,
+                                                        static_cast<std::size_t>(cfg.keys)) {}
+  };
+};
+
 template <class... Containers>
 struct list {
   // Calls f(std::type_identity<C>{}) for each container C, in order.
@@ -132,6 +166,6 @@ struct list {
 
 using all = list<lazy_list, hm_list, hm_hashmap, harris_list, hm_list_restart,
                  hm_hashmap_restart, dgt_bst, treiber_stack, ms_queue, guarded_hm_list,
-                 guarded_ms_queue>;
+                 guarded_ms_queue, lazy_skiplist, cuckoo_map>;
 
 }  // namespace reclaim_bench::containers

@@ -52,8 +52,10 @@ inline constexpr std::string_view not_in_sweep =
 
 // Registers Scheme under `name`, and for each container either its trial runner or, when the
 // container does not meet the scheme's needs, the container's reason. An unsupported pair is never
-// instantiated: `if constexpr` discards the runner. A sweep variant (Sweep) is instantiated only
-// for sweep_containers and stays out of the applicability matrix.
+// instantiated: `if constexpr` discards the runner. A trial runs under the container's own scheme
+// type, which is Scheme, or Scheme sized for the container (lazy_skiplist: containers.hpp). A sweep
+// variant (Sweep) is instantiated only for sweep_containers and stays out of the applicability
+// matrix.
 template <reclaim::scheme Scheme, bool Sweep = false>
 void register_scheme(registry& r, std::string_view name) {
   r.add_scheme({name, Scheme::family, Scheme::bounds_garbage, Scheme::needs, {}, Sweep,
@@ -61,15 +63,15 @@ void register_scheme(registry& r, std::string_view name) {
   containers::all::for_each([&](auto container) {
     using C = typename decltype(container)::type;
     using DS = typename C::template type<Scheme>;
+    using S = typename DS::scheme_type;
     if constexpr (Sweep && !sweep_containers::contains<C>)
       r.add_pairing({C::name, name, nullptr, not_in_sweep, C::bytes_per_key, C::kind});
-    else if constexpr (reclaim::protects<Scheme, DS>)
-      r.add_pairing({C::name, name,
-                     &run_trial<Scheme, DS, typename workload_runner<C::kind, DS>::type>, {},
-                     C::bytes_per_key, C::kind});
+    else if constexpr (reclaim::protects<S, DS>)
+      r.add_pairing({C::name, name, &run_trial<S, DS, typename workload_runner<C::kind, DS>::type>,
+                     {}, C::bytes_per_key, C::kind});
     else
-      r.add_pairing({C::name, name, nullptr, reclaim::applies<Scheme, DS>().why_not,
-                     C::bytes_per_key, C::kind});
+      r.add_pairing({C::name, name, nullptr, reclaim::applies<S, DS>().why_not, C::bytes_per_key,
+                     C::kind});
   });
 }
 

@@ -362,13 +362,23 @@ class set_workload {
   std::vector<thread_outcome> outcomes_;
 };
 
+// The container of a trial, on `domain`: a container whose lab entry sizes it from the trial
+// (cuckoo_map's table from the key range, containers.hpp) is given the configuration too.
+template <class DS>
+DS make_container(typename DS::domain_type& domain, const trial_config& cfg) {
+  if constexpr (std::constructible_from<DS, typename DS::domain_type&, const trial_config&>)
+    return DS(domain, cfg);
+  else
+    return DS(domain);
+}
+
 template <class Scheme, class DS, class Workload = set_workload<DS>>
 trial_result run_trial(const trial_config& cfg) {
   reset_peak_rss();
   trial_result result;
   {
     typename Scheme::domain domain;
-    DS ds(domain);  // destroyed before the domain
+    DS ds = make_container<DS>(domain, cfg);  // destroyed before the domain
     Workload workload(ds, cfg);
 
     if (cfg.prefill) workload.prefill();

@@ -94,6 +94,13 @@ template <class S>
 using dgt_bst = reclaim::ds::dgt_bst<std::int64_t, S>;
 template <class S>
 using guarded_hm_list = reclaim::ds::guarded_hm_list<std::int64_t, S>;
+// lazy_skiplist protects a predecessor per level, more nodes at once than hp<> and nbr<> hold: it
+// runs under the same schemes sized for it (reclaim::sized_for), as in the lab.
+template <class S>
+using lazy_skiplist = reclaim::ds::lazy_skiplist<
+    std::int64_t, reclaim::sized_for<S, reclaim::ds::lazy_skiplist<std::int64_t, reclaim::none>>>;
+template <class S>
+using cuckoo_map = reclaim::ds::cuckoo_set<std::int64_t, S>;  // the set form, the lab's name
 
 inline constexpr bool sanitized = RECLAIM_TEST_SANITIZED != 0;
 inline constexpr bool tsan = RECLAIM_TEST_TSAN != 0;

@@ -119,6 +119,42 @@ def parser():
                    help="the results of a run of the file with --out (default: the file's out)")
     h.add_argument("--out", metavar="HTML", help="default results/NAME.html beside its results")
 
+    r = sub.add_parser("hlb-trace", help="per-thread store traces from lackey logs (paper 004 HLB)",
+                       description="per-thread store traces, hazard publications and clears "
+                                   "marked, from valgrind lackey logs of the recording build "
+                                   "(scripts/hlb-record.sh)")
+    r.add_argument("logs", nargs="+", metavar="LACKEY.log", help="one log per process")
+    r.add_argument("--binary", required=True, metavar="RECLAIM_BENCH",
+                   help="the recording build's reclaim-bench (debug information, -no-pie)")
+    r.add_argument("--out", required=True, metavar="TRACE.npz")
+
+    c = sub.add_parser("hlb-record", help="records store traces of an experiment under lackey",
+                       description="runs each point of an experiment's runs (ds, scheme and "
+                                   "threads expanded) under valgrind's lackey, one process each, "
+                                   "and writes their per-thread store traces (as hlb-trace)")
+    c.add_argument("experiment", metavar="EXPERIMENT.toml")
+    c.add_argument("--bench", required=True, metavar="RECLAIM_BENCH",
+                   help="the recording build's reclaim-bench (debug information, -no-pie)")
+    c.add_argument("--out", required=True, metavar="TRACE.npz")
+    c.add_argument("--valgrind", default="valgrind", help="the valgrind to run")
+
+    h = sub.add_parser("hlb", help="paper 004 Figure 13: barriers with an HLB, simulated",
+                       description="simulates a store buffer and hazard lookaside buffers of "
+                                   "each size on traces (hlb-trace): Figure 13, the gap histogram "
+                                   "and a Markdown table of barriers per container")
+    h.add_argument("traces", nargs="+", metavar="TRACE.npz")
+    h.add_argument("--sizes", default="0,1,2,4,8,16,32",
+                   help="HLB sizes (comma list, 0 included; default 0,1,2,4,8,16,32)")
+    h.add_argument("--store-buffer", default="32", metavar="LINES",
+                   help="store buffer size in cache lines (default 32)")
+    h.add_argument("--clears-as-hazard", action="store_true",
+                   help="hazard clears go to the HLB too (default: regular stores)")
+    h.add_argument("--out", metavar="PNG",
+                   help="Figure 13 (default plots/NAME_hlb.png beside the first trace)")
+    h.add_argument("--gaps-out", metavar="PNG",
+                   help="the gap histogram (default plots/NAME_hlb_gaps.png)")
+    h.add_argument("--table", metavar="MD", help="also write the table to this file")
+
     e = sub.add_parser("experiment", help="every plot of an experiment file and its report",
                        description="every plot of an experiment file and its Markdown report")
     e.add_argument("experiment", metavar="EXPERIMENT.toml")
@@ -154,6 +190,8 @@ def run(args):
     if args.command == "report":
         from . import html_report
         return html_report.report(args.experiment, args.out, args.results)
+    if args.command in ("hlb-trace", "hlb-record", "hlb"):
+        return run_hlb(args)
     if args.command == "compare":
         from . import compare
         return print_table(
@@ -174,6 +212,46 @@ def run(args):
         return plots.draw_timeline(tl, args.timeline, out, event=args.event, **filters)
     out = args.out or default_out(args.timeline, "garbage_per_epoch")
     return plots.draw_garbage_per_epoch(tl, args.timeline, out, **filters)
+
+
+def counts(text, flag, least):
+    """A comma list of integers >= least, in the order given, without repeats."""
+    try:
+        values = [int(v) for v in text.split(",")]
+    except ValueError:
+        values = []
+    if not values or any(v < least for v in values) or len(set(values)) != len(values):
+        raise ToolError(f"{flag}: '{text}' is not a comma list of distinct integers >= {least}")
+    return values
+
+
+def run_hlb(args):
+    from . import hlb
+
+    if args.command == "hlb-record":
+        hlb.record(args.experiment, args.bench, args.out, args.valgrind)
+        return [args.out]
+    if args.command == "hlb-trace":
+        hlb.convert(args.logs, lambda ips: hlb.symbolize(args.binary, ips), args.out)
+        return [args.out]
+    sizes = counts(args.sizes, "--sizes", 0)
+    store_buffer = counts(args.store_buffer, "--store-buffer", 1)
+    if len(store_buffer) != 1:
+        raise ToolError(f"--store-buffer: '{args.store_buffer}' is not one integer >= 1")
+    results = hlb.simulate_traces(args.traces, sizes, store_buffer[0], args.clears_as_hazard)
+    text = hlb.table(results, sizes)
+    out = args.out or default_out(args.traces[0], "hlb")
+    gaps_out = args.gaps_out or default_out(args.traces[0], "hlb_gaps")
+    written = hlb.draw(results, sizes, out, gaps_out, store_buffer[0])
+    if args.table:
+        try:
+            with open(args.table, "w", encoding="utf-8") as f:
+                f.write(text)
+        except OSError as e:
+            raise ToolError(f"--table: cannot write '{args.table}': {e.strerror}") from None
+        written.append(args.table)
+    print(text, end="")
+    return written
 
 
 def main(argv=None):

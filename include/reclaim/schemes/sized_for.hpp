@@ -1,0 +1,64 @@
+// sized_for<Scheme, Container>: the same scheme with as many protections per guard as a container
+// uses at once, where the scheme's defaults hold fewer: hp with slots<Container::slots_used>, nbr
+// and nbr_plus with reservations<Container::reservations_used>; every other scheme, and a scheme
+// that already holds enough, as it is.
+//
+// Most containers protect two or three nodes at once, which hp<> (4 slots) and nbr<> (8
+// reservations) cover. lazy_skiplist protects a predecessor on every level of a tower, so it runs
+// under hp<reclaim::slots<14>> and nbr<reclaim::reservations<13>>: the same schemes, sized for
+// it. The lab and the tests run every container under sized_for<Scheme, Container> (for the
+// others it is Scheme), so that "hp" names one scheme on every container. A user names the size
+// directly; the container's static_assert says which.
+//
+// Container is any instantiation of the container: what it uses does not depend on the scheme. A
+// size is a policy put first in the pack, where it wins over one the pack already has
+// (core::find_policy takes the first of its kind).
+#pragma once
+#include <type_traits>
+
+#include "hp.hpp"
+#include "nbr.hpp"
+
+namespace reclaim {
+namespace detail {
+
+template <class Container>
+constexpr unsigned slots_used_by() {
+  if constexpr (requires { Container::slots_used; })
+    return Container::slots_used;
+  else
+    return 0;
+}
+template <class Container>
+constexpr unsigned reservations_used_by() {
+  if constexpr (requires { Container::reservations_used; })
+    return Container::reservations_used;
+  else
+    return 0;
+}
+
+template <class Scheme, unsigned Slots, unsigned Reservations>
+struct sized {
+  using type = Scheme;
+};
+template <class... Policies, unsigned Slots, unsigned Reservations>
+struct sized<hp<Policies...>, Slots, Reservations> {
+  using type = std::conditional_t<(hp<Policies...>::slot_count >= Slots), hp<Policies...>,
+                                  hp<slots<Slots>, Policies...>>;
+};
+template <class Variant, class... Policies, unsigned Slots, unsigned Reservations>
+struct sized<basic_nbr<Variant, Policies...>, Slots, Reservations> {
+  using type =
+      std::conditional_t<(basic_nbr<Variant, Policies...>::reservation_count >= Reservations),
+                         basic_nbr<Variant, Policies...>,
+                         basic_nbr<Variant, reservations<Reservations>, Policies...>>;
+};
+
+}  // namespace detail
+
+template <class Scheme, class Container>
+using sized_for =
+    typename detail::sized<Scheme, detail::slots_used_by<Container>(),
+                           detail::reservations_used_by<Container>()>::type;
+
+}  // namespace reclaim
