@@ -4,6 +4,7 @@
 #include "concurrent_ptr.hpp"
 #include "core/marked_ptr.hpp"
 #include "core/stats.hpp"
+#include "ds/abtree.hpp"
 #include "ds/dgt_bst.hpp"
 #include "ds/guarded_hm_list.hpp"
 #include "ds/guarded_ms_queue.hpp"
