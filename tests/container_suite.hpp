@@ -66,6 +66,20 @@ struct retired_bounds<reclaim::ds::basic_abtree<K, V, S, Compare, B>> {
   static constexpr std::uint64_t per_operation = 4;
   static constexpr bool retires_on_insert = true;
 };
+// occ_avl: a node is unlinked (retired) at most once per erase of its key (an erase may leave it as
+// a routing node, which a later insert revives); a map's erase also retires the key's entry.
+template <class K, class V, class S, class Compare>
+struct retired_bounds<reclaim::ds::basic_occ_avl<K, V, S, Compare>> {
+  static constexpr std::uint64_t entries = std::is_void_v<V> ? 0 : 1;
+  static constexpr std::uint64_t least(std::uint64_t, std::uint64_t erases) {
+    return entries * erases;
+  }
+  static constexpr std::uint64_t most(std::uint64_t, std::uint64_t erases) {
+    return (entries + 1) * erases;
+  }
+  static constexpr std::uint64_t per_operation = entries + 1;
+  static constexpr bool retires_on_insert = false;
+};
 
 // The records the domain still holds once the workers exited: the main thread's. none registers a
 // thread only when it retires, which the main thread's prefill does only where inserts retire.

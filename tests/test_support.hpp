@@ -78,6 +78,8 @@ template <class S>
 using guarded_hm_list = reclaim::ds::guarded_hm_list<std::int64_t, S>;
 template <class S>
 using abtree = reclaim::ds::abtree<std::int64_t, S>;
+template <class S>
+using occ_avl = reclaim::ds::occ_avl<std::int64_t, S>;
 
 inline constexpr bool sanitized = RECLAIM_TEST_SANITIZED != 0;
 inline constexpr bool tsan = RECLAIM_TEST_TSAN != 0;
