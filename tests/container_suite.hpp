@@ -39,6 +39,8 @@ template <class C>
 constexpr std::uint64_t retired_per_erase = 1;
 template <class K, class V, class S, class Compare>
 constexpr std::uint64_t retired_per_erase<reclaim::ds::basic_dgt_bst<K, V, S, Compare>> = 2;
+template <class K, class V, class S, class Compare>
+constexpr std::uint64_t retired_per_erase<reclaim::ds::basic_nm_bst<K, V, S, Compare>> = 2;
 
 // The nodes a container's successful updates retire, as the bounds the tests hold the scheme's
 // count to: exactly retired_per_erase per erase for most, a range for the trees whose updates and

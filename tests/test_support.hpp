@@ -80,6 +80,8 @@ template <class S>
 using abtree = reclaim::ds::abtree<std::int64_t, S>;
 template <class S>
 using occ_avl = reclaim::ds::occ_avl<std::int64_t, S>;
+template <class S>
+using nm_bst = reclaim::ds::nm_bst<std::int64_t, S>;
 
 inline constexpr bool sanitized = RECLAIM_TEST_SANITIZED != 0;
 inline constexpr bool tsan = RECLAIM_TEST_TSAN != 0;

@@ -15,6 +15,7 @@
 #include "ds/hm_list_restart.hpp"
 #include "ds/lazy_list.hpp"
 #include "ds/ms_queue.hpp"
+#include "ds/nm_bst.hpp"
 #include "ds/occ_avl.hpp"
 #include "ds/treiber_stack.hpp"
 #include "free/amortized.hpp"
