@@ -12,6 +12,7 @@
 #include <string_view>
 #include <type_traits>
 
+#include <reclaim/ds/abtree.hpp>
 #include <reclaim/ds/cuckoo_map.hpp>
 #include <reclaim/ds/dgt_bst.hpp>
 #include <reclaim/ds/guarded_hm_list.hpp>
@@ -24,6 +25,8 @@
 #include <reclaim/ds/lazy_list.hpp>
 #include <reclaim/ds/lazy_skiplist.hpp>
 #include <reclaim/ds/ms_queue.hpp>
+#include <reclaim/ds/nm_bst.hpp>
+#include <reclaim/ds/occ_avl.hpp>
 #include <reclaim/ds/treiber_stack.hpp>
 #include <reclaim/schemes/none.hpp>
 #include <reclaim/schemes/sized_for.hpp>
@@ -151,6 +154,33 @@ struct cuckoo_map {
         : reclaim::ds::cuckoo_set<std::int64_t, Scheme>(domain,
                                                         static_cast<std::size_t>(cfg.keys)) {}
   };
+// The trees of papers 000 and 001.
+struct abtree {
+  static constexpr std::string_view name = "abtree";
+  static constexpr workload kind = workload::set;
+  // 288-byte nodes (16 keys, 16 child pointers, the LLX/SCX words) whose leaves hold at most 16
+  // keys: the floor is one full leaf per 16 keys (a half-full tree takes about twice that).
+  static constexpr std::size_t bytes_per_key = 18;
+  template <class Scheme>
+  using type = reclaim::ds::abtree<std::int64_t, Scheme>;
+};
+
+struct occ_avl {
+  static constexpr std::string_view name = "occ_avl";
+  static constexpr workload kind = workload::set;
+  // One 64-byte node per key: key, version, height, presence, lock, parent and two children.
+  static constexpr std::size_t bytes_per_key = 64;
+  template <class Scheme>
+  using type = reclaim::ds::occ_avl<std::int64_t, Scheme>;
+};
+
+struct nm_bst {
+  static constexpr std::string_view name = "nm_bst";
+  static constexpr workload kind = workload::set;
+  // A leaf and a router of 48 bytes each: key, rank, two marked edges.
+  static constexpr std::size_t bytes_per_key = 96;
+  template <class Scheme>
+  using type = reclaim::ds::nm_bst<std::int64_t, Scheme>;
 };
 
 template <class... Containers>
@@ -166,6 +196,6 @@ struct list {
 
 using all = list<lazy_list, hm_list, hm_hashmap, harris_list, hm_list_restart,
                  hm_hashmap_restart, dgt_bst, treiber_stack, ms_queue, guarded_hm_list,
-                 guarded_ms_queue, lazy_skiplist, cuckoo_map>;
+                 guarded_ms_queue, lazy_skiplist, cuckoo_map, abtree, occ_avl, nm_bst>;
 
 }  // namespace reclaim_bench::containers

@@ -101,6 +101,12 @@ using lazy_skiplist = reclaim::ds::lazy_skiplist<
     std::int64_t, reclaim::sized_for<S, reclaim::ds::lazy_skiplist<std::int64_t, reclaim::none>>>;
 template <class S>
 using cuckoo_map = reclaim::ds::cuckoo_set<std::int64_t, S>;  // the set form, the lab's name
+template <class S>
+using abtree = reclaim::ds::abtree<std::int64_t, S>;
+template <class S>
+using occ_avl = reclaim::ds::occ_avl<std::int64_t, S>;
+template <class S>
+using nm_bst = reclaim::ds::nm_bst<std::int64_t, S>;
 
 inline constexpr bool sanitized = RECLAIM_TEST_SANITIZED != 0;
 inline constexpr bool tsan = RECLAIM_TEST_TSAN != 0;
