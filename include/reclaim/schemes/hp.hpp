@@ -228,6 +228,7 @@ class hp<Policies...>::domain
 
   // Moves the nodes of `list` that no hazard protects now into `safe`.
   void take_unprotected(record& r, core::retired_list& list, core::retired_list& safe) {
+    core::scan_timer timer(r.ctr);
     fence::heavy();  // pairs with fence::publish() and light(): see core/fence.hpp
     r.snapshot.clear();
     auto collect = [&](const auto& b) {

@@ -311,6 +311,7 @@ class token_ebr<Order, Policies...>::domain
   // r has the token in hand: give it to the next active record in ring order, skipping the others;
   // if it comes round to r, park it.
   [[gnu::noinline]] void pass(record& r) noexcept {
+    core::scan_timer timer(r.ctr);
     for (record* z = next_in_ring(r, &r); z != &r; z = next_in_ring(r, z)) {
       std::uint64_t s = z->state.load(std::memory_order_relaxed);
       for (;;) {
