@@ -10,7 +10,7 @@
 namespace {
 
 int destructors_run = 0;
-constexpr int scheme_count = 9;
+constexpr int scheme_count = 10;
 
 // Uses a container on S's default domain in its destructor. The list is created on first use, in
 // main(), after this object was constructed: at exit it is destroyed before this object, so the
@@ -37,6 +37,7 @@ user_after_main<reclaim::hp<>> hp_user;
 user_after_main<reclaim::token_af<>> token_user;
 user_after_main<reclaim::nbr<>> nbr_user;
 user_after_main<reclaim::nbr_plus<>> nbr_plus_user;
+user_after_main<reclaim::stamp_it<>> stamp_it_user;
 
 template <class S>
 void use_in_main() {
@@ -57,5 +58,6 @@ int main() {
   use_in_main<reclaim::token_af<>>();
   use_in_main<reclaim::nbr<>>();
   use_in_main<reclaim::nbr_plus<>>();
+  use_in_main<reclaim::stamp_it<>>();
   return EXIT_SUCCESS;
 }

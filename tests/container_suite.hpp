@@ -29,6 +29,7 @@ using reclaim::ner;
 using reclaim::none;
 using reclaim::qsbr;
 using reclaim::rcu;
+using reclaim::stamp_it;
 using reclaim::token_af;
 using reclaim::token_naive;
 using reclaim::token_pass_first;
@@ -58,7 +59,7 @@ using every_scheme =
     scheme_list<none, debra<>, hp<>, ebr<>, ner<>, qsbr<>, rcu<>, token_naive<>, token_pass_first<>,
                 token_periodic<>, token_af<>, nbr<reclaim::bag_threshold<64>>,
                 nbr_plus<reclaim::bag_threshold<64>>, debra<reclaim::amortized_free<1>>,
-                hp<reclaim::amortized_free<1>>>;
+                hp<reclaim::amortized_free<1>>, stamp_it<>>;
 using representative_schemes =
     scheme_list<none, debra<>, ebr<>, qsbr<>, rcu<>, token_af<>, hp<>,
                 nbr_plus<reclaim::bag_threshold<64>>, debra<reclaim::amortized_free<1>>>;

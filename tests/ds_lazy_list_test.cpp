@@ -20,7 +20,8 @@ using lazy_list_pairs = ::testing::Types<
     lazy_list<nbr<>>,
     lazy_list<nbr_plus<>>,
     lazy_list<nbr<reclaim::bag_threshold<64>>>,
-    lazy_list<nbr_plus<reclaim::bag_threshold<64>, reclaim::amortized_free<1>>>>;
+    lazy_list<nbr_plus<reclaim::bag_threshold<64>, reclaim::amortized_free<1>>>,
+    lazy_list<stamp_it<>>>;
 INSTANTIATE_TYPED_TEST_SUITE_P(lazy_list, container, lazy_list_pairs);
 INSTANTIATE_TYPED_TEST_SUITE_P(lazy_list, container_lifecycle,
                                every_protected_pair<lazy_list>);

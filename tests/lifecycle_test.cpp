@@ -39,7 +39,8 @@ using churn_schemes = ::testing::Types<
     reclaim::qsbr<>, reclaim::rcu<>, reclaim::hp<>, reclaim::hp<reclaim::amortized_free<1>>,
     reclaim::token_naive<>, reclaim::token_pass_first<>, reclaim::token_periodic<>,
     reclaim::token_af<>, reclaim::nbr<>, reclaim::nbr_plus<>,
-    reclaim::nbr<reclaim::bag_threshold<64>>, reclaim::nbr_plus<reclaim::bag_threshold<64>>>;
+    reclaim::nbr<reclaim::bag_threshold<64>>, reclaim::nbr_plus<reclaim::bag_threshold<64>>,
+    reclaim::stamp_it<>>;
 template <class S>
 class churn : public ::testing::Test {};
 TYPED_TEST_SUITE(churn, churn_schemes);
@@ -270,7 +271,8 @@ class misuse : public ::testing::Test {
 };
 using misuse_schemes = ::testing::Types<reclaim::debra<>, reclaim::ebr<>, reclaim::qsbr<>,
                                         reclaim::rcu<>, reclaim::hp<>, reclaim::token_af<>,
-                                        reclaim::nbr<reclaim::bag_threshold<64>>>;
+                                        reclaim::nbr<reclaim::bag_threshold<64>>,
+                                        reclaim::stamp_it<>>;
 TYPED_TEST_SUITE(misuse, misuse_schemes);
 
 TYPED_TEST(misuse, retiring_a_node_twice_is_named) {

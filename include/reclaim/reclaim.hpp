@@ -25,6 +25,7 @@
 #include "schemes/none.hpp"
 #include "schemes/qsbr.hpp"
 #include "schemes/rcu.hpp"
+#include "schemes/stamp_it.hpp"
 #include "schemes/token_ebr.hpp"
 #include "std/hazard_pointer.hpp"
 #include "std/rcu.hpp"
