@@ -23,6 +23,7 @@ using namespace reclaim_test;
 using reclaim::debra;
 using reclaim::ebr;
 using reclaim::hp;
+using reclaim::lfrc;
 using reclaim::nbr;
 using reclaim::nbr_plus;
 using reclaim::ner;
@@ -51,18 +52,19 @@ constexpr std::uint64_t retired_per_erase<reclaim::ds::basic_dgt_bst<K, V, S, Co
 //   hm_hashmap_restart maps, and ms_queue. A new scheme goes here.
 // - representative_schemes: one scheme per way of protecting a container (announced epochs, scanned
 //   epochs, quiescent states, per-operation reservations, a token, hazard pointers,
-//   neutralization, an amortized free policy). Every other container runs these; a new scheme goes
-//   here too when it protects containers in a way none of these does.
+//   neutralization, an amortized free policy, reference counts). Every other container runs
+//   these; a new scheme goes here too when it protects containers in a way none of these does.
 template <class... S>
 struct scheme_list {};
 using every_scheme =
     scheme_list<none, debra<>, hp<>, ebr<>, ner<>, qsbr<>, rcu<>, token_naive<>, token_pass_first<>,
                 token_periodic<>, token_af<>, nbr<reclaim::bag_threshold<64>>,
                 nbr_plus<reclaim::bag_threshold<64>>, debra<reclaim::amortized_free<1>>,
-                hp<reclaim::amortized_free<1>>, stamp_it<>>;
+                hp<reclaim::amortized_free<1>>, stamp_it<>, lfrc<>>;
 using representative_schemes =
     scheme_list<none, debra<>, ebr<>, qsbr<>, rcu<>, token_af<>, hp<>,
-                nbr_plus<reclaim::bag_threshold<64>>, debra<reclaim::amortized_free<1>>>;
+                nbr_plus<reclaim::bag_threshold<64>>, debra<reclaim::amortized_free<1>>,
+                lfrc<>>;
 
 // ::testing::Types of DS<S> for every S of Schemes that protects DS<S>, from the library's own
 // declarations (reclaim::protects), as the lab derives its applicability matrix.

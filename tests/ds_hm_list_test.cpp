@@ -17,7 +17,8 @@ using hm_list_pairs = ::testing::Types<
     hm_list<token_pass_first<>>,
     hm_list<token_periodic<>>,
     hm_list<token_af<>>,
-    hm_list<stamp_it<>>>;
+    hm_list<stamp_it<>>,
+    hm_list<lfrc<>>>;
 INSTANTIATE_TYPED_TEST_SUITE_P(hm_list, container, hm_list_pairs);
 INSTANTIATE_TYPED_TEST_SUITE_P(hm_list, container_lifecycle,
                                every_protected_pair<hm_list>);

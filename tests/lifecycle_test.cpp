@@ -40,7 +40,7 @@ using churn_schemes = ::testing::Types<
     reclaim::token_naive<>, reclaim::token_pass_first<>, reclaim::token_periodic<>,
     reclaim::token_af<>, reclaim::nbr<>, reclaim::nbr_plus<>,
     reclaim::nbr<reclaim::bag_threshold<64>>, reclaim::nbr_plus<reclaim::bag_threshold<64>>,
-    reclaim::stamp_it<>>;
+    reclaim::stamp_it<>, reclaim::lfrc<>>;
 template <class S>
 class churn : public ::testing::Test {};
 TYPED_TEST_SUITE(churn, churn_schemes);

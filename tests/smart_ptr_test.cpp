@@ -26,13 +26,14 @@ using serving_schemes =
                      reclaim::hp<reclaim::amortized_free<1>>, reclaim::ebr<>, reclaim::ner<>,
                      reclaim::qsbr<>, reclaim::rcu<>, reclaim::token_naive<>,
                      reclaim::token_pass_first<>, reclaim::token_periodic<>, reclaim::token_af<>,
-                     reclaim::stamp_it<>>;
+                     reclaim::stamp_it<>, reclaim::lfrc<>>;
 using freeing_schemes =
     ::testing::Types<reclaim::debra<>, reclaim::debra<reclaim::check_every<5>>, reclaim::hp<>,
                      reclaim::hp<reclaim::slots<8>>, reclaim::hp<reclaim::amortized_free<1>>,
                      reclaim::ebr<>, reclaim::ner<>, reclaim::qsbr<>, reclaim::rcu<>,
                      reclaim::token_naive<>, reclaim::token_pass_first<>,
-                     reclaim::token_periodic<>, reclaim::token_af<>, reclaim::stamp_it<>>;
+                     reclaim::token_periodic<>, reclaim::token_af<>, reclaim::stamp_it<>,
+                     reclaim::lfrc<>>;
 
 template <class S>
 class smart_ptr : public ::testing::Test {};

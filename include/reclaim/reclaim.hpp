@@ -20,6 +20,7 @@
 #include "schemes/debra.hpp"
 #include "schemes/ebr.hpp"
 #include "schemes/hp.hpp"
+#include "schemes/lfrc.hpp"
 #include "schemes/nbr.hpp"
 #include "schemes/ner.hpp"
 #include "schemes/none.hpp"

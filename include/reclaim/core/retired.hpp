@@ -29,6 +29,21 @@ struct retired_hook {
 
 inline constexpr unsigned char poison_byte = 0xDB;
 
+// What `delete node` does after the destructor: free the memory through T's own operator delete
+// where it has one (lfrc keeps its nodes in type-stable memory that way), else the global one.
+template <class T>
+void deallocate_node(T* node) noexcept {
+  void* p = static_cast<void*>(node);
+  if constexpr (requires(void* q) { T::operator delete(q, sizeof(T)); })
+    T::operator delete(p, sizeof(T));
+  else if constexpr (requires(void* q) { T::operator delete(q); })
+    T::operator delete(p);
+  else if constexpr (alignof(T) > __STDCPP_DEFAULT_NEW_ALIGNMENT__)
+    ::operator delete(p, std::align_val_t{alignof(T)});
+  else
+    ::operator delete(p);
+}
+
 // The default deleter: `delete` for nodes made with `new T(...)`, poisoned first where enabled.
 template <class T>
 void destroy_node(retired_hook* hook) noexcept {
@@ -36,10 +51,7 @@ void destroy_node(retired_hook* hook) noexcept {
 #if RECLAIM_POISON_FREED
   node->~T();
   std::memset(static_cast<void*>(node), poison_byte, sizeof(T));
-  if constexpr (alignof(T) > __STDCPP_DEFAULT_NEW_ALIGNMENT__)
-    ::operator delete(static_cast<void*>(node), std::align_val_t{alignof(T)});
-  else
-    ::operator delete(static_cast<void*>(node));
+  deallocate_node(node);
 #else
   delete node;
 #endif

@@ -57,6 +57,7 @@ class basic_hm_hashmap
   static constexpr unsigned slots_used = bucket::slots_used;
   static constexpr std::size_t default_buckets = std::size_t{1} << 14;
 
+  // Validated reads: the predecessor's link is re-read. Allocated nodes: the heads are links.
   static constexpr support offers(needs n) {
     if (n == needs_restartable_read_phases && !restarts)
       return {false,
