@@ -5,6 +5,7 @@
 #include "core/marked_ptr.hpp"
 #include "core/stats.hpp"
 #include "ds/dgt_bst.hpp"
+#include "ds/guarded_hm_hashmap.hpp"
 #include "ds/guarded_hm_list.hpp"
 #include "ds/guarded_ms_queue.hpp"
 #include "ds/harris_list.hpp"
