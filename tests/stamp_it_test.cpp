@@ -106,16 +106,20 @@ TEST(stamp_pool, an_empty_pool_hands_the_tail_the_head_stamp) {
 
 // Many threads enter and leave at random; while a thread is inside, the tail stamp never passes
 // its stamp (no block in the pool has a stamp below the tail stamp), and the tail stamp only
-// grows. Oversubscribed, so that threads are preempted in the middle of pushes and removes.
+// grows. Oversubscribed, so that threads are preempted in the middle of pushes and removes. The
+// blocks outlive every thread, as records outlive the domain's threads: another thread may still
+// read a block's links after its owner has left the pool for good.
 TEST(stamp_pool, the_tail_stamp_never_passes_a_thread_inside) {
   stamp_pool pool;
   const int thread_count = 8;
   const long rounds = scaled(20000);
+  std::vector<std::unique_ptr<stamp_block>> blocks;
+  for (int t = 0; t < thread_count; ++t) blocks.push_back(std::make_unique<stamp_block>());
   std::atomic<long> violations{0}, lasts{0};
   std::vector<std::thread> threads;
   for (int t = 0; t < thread_count; ++t)
     threads.emplace_back([&, t] {
-      auto block = std::make_unique<stamp_block>();
+      stamp_block* block = blocks[t].get();
       rng r(static_cast<std::uint64_t>(t) + 1);
       reclaim::detail::stamp_t previous_tail = 0;
       for (long i = 0; i < rounds; ++i) {
