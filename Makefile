@@ -3,8 +3,10 @@
 #   make test    install what is missing, build and run the tests: debug, asan and tsan presets
 # Both make .venv, the Python of the tools (tools/requirements.txt), when it is missing or stale.
 
-BENCH_FLAGS ?= --ds lazy_list,hm_list --scheme none,debra,hp --threads 1,2,4 \
-               --seconds 1 --trials 3 --keys 20K --insert 50 --delete 50
+# The default comparison (one scheme of each family on short operations and with a stalled
+# thread); any experiment file works, and extra lab flags go in BENCH_FLAGS (e.g. --seconds 0.2).
+BENCH_EXPERIMENT ?= experiments/default.toml
+BENCH_FLAGS ?=
 TEST_PRESETS ?= debug asan tsan
 RESULTS := results/bench-$(shell date +%Y%m%d-%H%M%S).jsonl
 VENV := .venv
@@ -18,10 +20,10 @@ bench:
 	cmake --preset release
 	cmake --build --preset release
 	@mkdir -p results
-	build/release/bench/reclaim-bench $(BENCH_FLAGS) --out $(RESULTS)
+	build/release/bench/reclaim-bench --experiment $(BENCH_EXPERIMENT) $(BENCH_FLAGS) --out $(RESULTS)
 	@echo "results: $(RESULTS)"
-	@echo "plots:"
-	@$(TOOLS) throughput $(RESULTS) --out results/plots/$(notdir $(basename $(RESULTS)))_throughput_{ds}.png
+	@$(TOOLS) report $(BENCH_EXPERIMENT) --results $(RESULTS) --out results/report.html >/dev/null
+	@echo "report: $(abspath results/report.html) (open it in a browser)"
 
 test:
 	@scripts/deps.sh test

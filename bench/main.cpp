@@ -9,13 +9,11 @@
 #include <map>
 #include <optional>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include <fmt/format.h>
 
 #include "alloc.hpp"
-#include "build_info.hpp"
 #include "child.hpp"
 #include "cleanup.hpp"
 #include "experiment.hpp"
@@ -72,7 +70,7 @@ int run_sweep(const options& opt, const registry& reg, timeline_file* timeline) 
   std::optional<jsonl_file> out;
   if (!opt.out.empty()) out.emplace(opt.out);
 
-  const run_context ctx{git_commit(), std::thread::hardware_concurrency()};
+  const run_context ctx = this_run();
   const std::size_t total = trial_count(opt, reg);
   print_skipped_pairs(opt, reg);
   const progress bar(total);

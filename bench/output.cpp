@@ -6,12 +6,18 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <fstream>
+#include <string>
 #include <system_error>
+#include <thread>
 
+#include <fmt/chrono.h>
 #include <fmt/format.h>
 
+#include "build_info.hpp"
 #include "options.hpp"
 
 namespace reclaim_bench {
@@ -67,6 +73,20 @@ double median(std::vector<double> values) {
 
 }  // namespace
 
+run_context this_run() {
+  std::string model = "unknown";
+  std::ifstream cpuinfo("/proc/cpuinfo");
+  for (std::string line; std::getline(cpuinfo, line);) {
+    if (!line.starts_with("model name")) continue;
+    if (auto colon = line.find(':'); colon != std::string::npos && colon + 2 <= line.size())
+      model = line.substr(colon + 2);
+    break;
+  }
+  const auto now = std::chrono::floor<std::chrono::seconds>(std::chrono::system_clock::now());
+  return {git_commit(), std::thread::hardware_concurrency(), model,
+          fmt::format("{:%Y-%m-%dT%H:%M:%SZ}", now)};
+}
+
 nlohmann::ordered_json to_json(const finished_trial& t, const run_context& ctx) {
   const trial_config& c = t.config;
   const trial_result& r = t.result;
@@ -108,6 +128,8 @@ nlohmann::ordered_json to_json(const finished_trial& t, const run_context& ctx) 
       {"checksum_ok", r.checksum_ok()},
       {"git", ctx.git},
       {"cpus", ctx.cpus},
+      {"cpu_model", ctx.cpu_model},
+      {"started", ctx.started},
   };
   if (c.sample_ms > 0) {  // --sample-ms
     nlohmann::ordered_json& samples = j["samples"] = nlohmann::ordered_json::array();

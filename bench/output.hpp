@@ -20,7 +20,12 @@ namespace reclaim_bench {
 struct run_context {
   std::string_view git;    // the commit the lab was built from
   unsigned cpus;           // std::thread::hardware_concurrency()
+  std::string cpu_model;   // /proc/cpuinfo's model name, or "unknown"
+  std::string started;     // when the run began, UTC, ISO 8601 (2026-11-24T21:05:00Z)
 };
+
+// The run_context of a run that begins now.
+run_context this_run();
 
 struct finished_trial {
   trial_config config;

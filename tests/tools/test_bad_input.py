@@ -124,8 +124,12 @@ class BadExperimentExitsTwoWithOneLine(ToolsCase):
     def test_unknown_plot_key(self):
         self.experiment(f'title = "t"\nout = "{self.results}"\n[[plot]]\nkind = "memory"\n'
                         'colour = "red"\n', says=["unknown key 'colour'",
-                                                  "accepted: alloc, delete, ds, file, insert, "
-                                                  "keys, scheme, stall, threads"])
+                                                  "accepted: alloc, caption, delete, ds, file, "
+                                                  "insert, keys, scheme, stall, threads"])
+
+    def test_caption_not_a_string(self):
+        self.experiment(f'title = "t"\nout = "{self.results}"\n[[plot]]\nkind = "memory"\n'
+                        'caption = 3\n', says=["[[plot]] 1 (memory): caption must be a string"])
 
     def test_missing_title(self):
         self.experiment(f'out = "{self.results}"\n', says=["missing title"])

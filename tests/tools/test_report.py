@@ -244,7 +244,7 @@ class WorkloadsAreSectionsOfTheirOwn(ToolsCase):
         light = [dict(r, keys=20000, insert=5, delete=5, throughput=r["throughput"] * 2)
                  for r in results_rows(("glibc",))]
         df = load_results(write_results(self.path("mixes.jsonl"), heavy + light))
-        text = "\n".join(report.point_tables(df))
+        text = "\n".join(report.markdown(b) for b in report.point_tables(df))
         sections = {part.split("\n")[0]: part for part in text.split("### ")[1:]}
         self.assertEqual(sorted(sections), ["hm_list, glibc, 50i-50d", "hm_list, glibc, 5i-5d"])
         heavy_section = sections["hm_list, glibc, 50i-50d"]

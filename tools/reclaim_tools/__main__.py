@@ -84,6 +84,14 @@ def parser():
                         "guarded_ms_queue=ms_queue); only they are compared")
     c.add_argument("--out", metavar="MD", help="also write the table to this file")
 
+    h = sub.add_parser("report", help="one self-contained HTML page of an experiment file",
+                       description="one self-contained HTML page of an experiment file: its plots "
+                                   "(embedded) with their captions, the machine, the tables")
+    h.add_argument("experiment", metavar="EXPERIMENT.toml")
+    h.add_argument("--results", metavar="RESULTS.jsonl",
+                   help="the results of a run of the file with --out (default: the file's out)")
+    h.add_argument("--out", metavar="HTML", help="default results/NAME.html beside its results")
+
     e = sub.add_parser("experiment", help="every plot of an experiment file and its report",
                        description="every plot of an experiment file and its Markdown report")
     e.add_argument("experiment", metavar="EXPERIMENT.toml")
@@ -99,6 +107,9 @@ def run(args):
 
     if args.command == "experiment":
         return report.experiment(args.experiment, args.plots)
+    if args.command == "report":
+        from . import html_report
+        return html_report.report(args.experiment, args.out, args.results)
     if args.command == "compare":
         from . import compare
         text = compare.table(compare.compare(args.base, args.other, args.match))

@@ -24,6 +24,9 @@ PLOT_KEYS = {
     "timeline": {"timeline", "ds", "alloc", "scheme", "threads", "trial", "event"},
     "garbage_per_epoch": {"timeline", "ds", "alloc", "scheme", "threads", "trial"},
 }
+# Keys every [[plot]] may carry: its kind, its file name, and the sentence the reports print with
+# it (what the panel shows and the paper claim it relates to).
+PLOT_COMMON_KEYS = {"kind", "file", "caption"}
 
 
 def load_experiment(path):
@@ -43,10 +46,13 @@ def load_experiment(path):
         if kind not in PLOT_KINDS:
             raise ToolError(f"{path}: [[plot]] {i}: unknown kind '{kind}' (accepted: "
                             f"{', '.join(PLOT_KINDS)})")
-        unknown = sorted(set(plot) - PLOT_KEYS[kind] - {"kind", "file"})
+        unknown = sorted(set(plot) - PLOT_KEYS[kind] - PLOT_COMMON_KEYS)
         if unknown:
             raise ToolError(f"{path}: [[plot]] {i} ({kind}): unknown key '{unknown[0]}' "
-                            f"(accepted: {', '.join(sorted(PLOT_KEYS[kind] | {'file'}))})")
+                            "(accepted: "
+                            f"{', '.join(sorted(PLOT_KEYS[kind] | PLOT_COMMON_KEYS - {'kind'}))})")
+        if not isinstance(plot.get("caption", ""), str):
+            raise ToolError(f"{path}: [[plot]] {i} ({kind}): caption must be a string")
     return name, spec
 
 
@@ -78,12 +84,8 @@ def draw_plot(spec, df, name, plot, i, path, plots_dir):
 
 
 # --- the report's tables --------------------------------------------------------------------------
-
-def table(header, rows):
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    lines += ["| " + " | ".join(row) + " |" for row in rows]
-    return "\n".join(lines)
-
+# point_tables() yields blocks, rendered as Markdown (`experiment`) or HTML (`report`):
+#   ("heading", text), ("text", text), ("table", header, rows)
 
 def free_share(df):
     """Per trial: the share of the workers' time spent freeing, free_ns / (threads x seconds)."""
@@ -91,7 +93,7 @@ def free_share(df):
 
 
 def point_tables(df):
-    """Markdown tables per GROUP (ds, alloc, workload, stall) of a results frame."""
+    """The blocks of tables per GROUP (ds, alloc, workload, stall) of a results frame."""
     df = df.assign(free_share=free_share(df))
     tp = summarize(df).set_index(POINT)
     share = summarize(df, "free_share").set_index(POINT)
@@ -110,45 +112,61 @@ def point_tables(df):
             return [fmt(frame.loc[key(s, t)]) if key(s, t) in frame.index else "-"
                     for t in threads]
 
-        out.append(f"### {plots.panel_title(group, df)}")
-        out.append("Throughput, Mops/s: median (min-max) over "
-                   f"{plots.trials_note(summarize(part))}.")
-        out.append(table(header, [[s] + cells(lambda r: f"{r['median'] / 1e6:.3f} "
-                                                        f"({r['min'] / 1e6:.3f}-"
-                                                        f"{r['max'] / 1e6:.3f})", tp, s)
-                                  for s in schemes]))
+        out.append(("heading", plots.panel_title(group, df)))
+        out.append(("text", "Throughput, Mops/s: median (min-max) over "
+                            f"{plots.trials_note(summarize(part))}."))
+        out.append(("table", header, [[s] + cells(lambda r: f"{r['median'] / 1e6:.3f} "
+                                                            f"({r['min'] / 1e6:.3f}-"
+                                                            f"{r['max'] / 1e6:.3f})", tp, s)
+                                      for s in schemes]))
         if "none" in schemes:
             rows = [[s] + [ratio(tp, key(s, t), key("none", t)) for t in threads]
                     for s in schemes if s != "none"]
             if rows:
-                out.append("Ratio of medians to `none`.")
-                out.append(table(header, rows))
+                out.append(("text", "Ratio of medians to `none`."))
+                out.append(("table", header, rows))
         pairs = [(s, plots.af_variant(s)[0]) for s in schemes
                  if plots.af_variant(s)[1] != "original" and plots.af_variant(s)[0] in schemes]
         if pairs:
-            out.append("Amortized free: ratio of medians to the original scheme.")
-            out.append(table(header, [[f"{s} / {b}"] + [ratio(tp, key(s, t), key(b, t))
-                                                         for t in threads] for s, b in pairs]))
-        out.append("Freeing: share of the workers' time spent freeing, free_ns / (threads x "
-                   "seconds), and objects freed; medians over trials.")
-        out.append(table(header, [[s] + [f"{share.loc[key(s, t), 'median'] * 100:.1f}%, "
-                                         f"{freed.loc[key(s, t), 'median']:.0f} freed"
-                                         if key(s, t) in share.index else "-" for t in threads]
-                                  for s in schemes]))
+            out.append(("text", "Amortized free: ratio of medians to the original scheme."))
+            out.append(("table", header, [[f"{s} / {b}"] + [ratio(tp, key(s, t), key(b, t))
+                                                             for t in threads]
+                                          for s, b in pairs]))
+        out.append(("text", "Freeing: share of the workers' time spent freeing, free_ns / "
+                            "(threads x seconds), and objects freed; medians over trials."))
+        out.append(("table", header,
+                    [[s] + [f"{share.loc[key(s, t), 'median'] * 100:.1f}%, "
+                            f"{freed.loc[key(s, t), 'median']:.0f} freed"
+                            if key(s, t) in share.index else "-" for t in threads]
+                     for s in schemes]))
         if any_stall:  # with a stalled thread and without, side by side
-            out.append("Pending garbage peak (`pending_peak`, objects retired and not yet "
-                       "freed): median (min-max) over trials.")
-            out.append(table(header, [[s] + cells(lambda r: f"{r['median']:.0f} "
-                                                            f"({r['min']:.0f}-{r['max']:.0f})",
-                                                  pending, s) for s in schemes]))
+            out.append(("text", "Pending garbage peak (`pending_peak`, objects retired and not "
+                                "yet freed): median (min-max) over trials."))
+            out.append(("table", header, [[s] + cells(lambda r: f"{r['median']:.0f} "
+                                                                f"({r['min']:.0f}-"
+                                                                f"{r['max']:.0f})",
+                                                      pending, s) for s in schemes]))
         signalling = [s for s in schemes if part.loc[part["scheme"] == s, "signals"].sum() > 0]
         if signalling:
-            out.append("Signals sent (neutralization): median (min-max) over trials; schemes "
-                       "that sent none are left out.")
-            out.append(table(header, [[s] + cells(lambda r: f"{r['median']:.0f} "
-                                                            f"({r['min']:.0f}-{r['max']:.0f})",
-                                                  signals, s) for s in signalling]))
+            out.append(("text", "Signals sent (neutralization): median (min-max) over trials; "
+                                "schemes that sent none are left out."))
+            out.append(("table", header, [[s] + cells(lambda r: f"{r['median']:.0f} "
+                                                                f"({r['min']:.0f}-"
+                                                                f"{r['max']:.0f})",
+                                                      signals, s) for s in signalling]))
     return out
+
+
+def markdown(block):
+    kind = block[0]
+    if kind == "heading":
+        return f"### {block[1]}"
+    if kind == "text":
+        return block[1]
+    header, rows = block[1], block[2]
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(row) + " |" for row in rows]
+    return "\n".join(lines)
 
 
 def ratio(tp, num, den):
@@ -175,7 +193,7 @@ def experiment(path, plots_dir="results/plots"):
     for i, plot in enumerate(spec.get("plot", []), 1):
         files = draw_plot(spec, df, name, plot, i, path, plots_dir)
         written += files
-        figures += [(plot["kind"], f) for f in files]
+        figures += [(plot["kind"], f, plot.get("caption", "")) for f in files]
     git = ", ".join(sorted(str(g) for g in df["git"].unique())) if "git" in df else "?"
     lines = [f"# {spec['title']}", ""]
     if "paper" in spec:
@@ -185,8 +203,10 @@ def experiment(path, plots_dir="results/plots"):
     lines += [f"Data: `{spec['out']}`, {len(df)} trials, git {git}, "
               f"{int(df['cpus'].max())} cpus.", ""]
     for block in point_tables(df):
-        lines += [block, ""]
-    for kind, file in figures:
+        lines += [markdown(block), ""]
+    for kind, file, caption in figures:
         lines += [f"![{kind}]({os.path.relpath(file, plots_dir)})", ""]
+        if caption:
+            lines += [" ".join(caption.split()), ""]
     written.append(write_text(os.path.join(plots_dir, f"{name}.md"), "\n".join(lines)))
     return written
