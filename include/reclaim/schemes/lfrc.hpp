@@ -385,7 +385,14 @@ class lfrc<Policies...>::protection : core::thread_bound {
       loan_ = r.lender_.lend();
     }
   }
-  protection(protection&& other) noexcept { swap(other); }
+  // The moved-from side keeps its domain and record (it may protect again), not the slot.
+  protection(protection&& other) noexcept
+      : domain_(other.domain_),
+        record_(other.record_),
+        held_(std::exchange(other.held_, nullptr)),
+        lent_(std::exchange(other.lent_, false)),
+        counting_(std::exchange(other.counting_, false)),
+        loan_(std::move(other.loan_)) {}
   protection& operator=(protection&& other) noexcept {
     reset_protection();
     swap(other);
