@@ -47,6 +47,12 @@ void each_field(Result& r, Visit&& visit) {
   visit("free_ns", r.stats.free_ns);
   visit("threads", r.stats.threads);
   visit("records", r.stats.records);
+  visit("longest_pause_ns", r.stats.longest_pause_ns);
+  visit("latency_samples", r.latency.samples);
+  visit("latency_p50_ns", r.latency.p50);
+  visit("latency_p99_ns", r.latency.p99);
+  visit("latency_p999_ns", r.latency.p999);
+  visit("latency_max_ns", r.latency.max);
   visit("timeline_events", r.timeline_events);
   visit("timeline_dropped", r.timeline_dropped);
 }

@@ -126,6 +126,8 @@ struct list {
   static void for_each(F&& f) {
     (f(std::type_identity<Containers>{}), ...);
   }
+  template <class C>
+  static constexpr bool contains = (std::is_same_v<C, Containers> || ...);
 };
 
 using all = list<lazy_list, hm_list, hm_hashmap, harris_list, hm_list_restart,

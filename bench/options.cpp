@@ -299,6 +299,11 @@ std::optional<options> parse_command_line(int argc, char** argv, const registry&
   if (!opt.experiment.empty() && opt.list) throw usage_error("--experiment: not with `list`");
   if (app.count("--experiment") && opt.experiment.empty()) bad("--experiment", "a file name", "");
   opt.ds = parse_names("--ds", "container", ds, containers);
+  for (const std::string& name : split_list("--scheme", scheme))
+    if (!reg.find_scheme(name))
+      if (std::string_view how = reg.why_absent(name); !how.empty())
+        throw usage_error(fmt::format("--scheme: '{}' is not in this build of the lab: {}", name,
+                                      how));
   opt.schemes = parse_names("--scheme", "scheme", scheme, schemes);
   const std::string positive_threads = fmt::format("a positive integer, at most {}", max_threads);
   for (const std::string& t : split_list("--threads", threads))
@@ -375,6 +380,13 @@ std::optional<options> parse_command_line(int argc, char** argv, const registry&
                           : fmt::format("no pair of --ds and --scheme applies: {}",
                                         fmt::join(reasons, "; ")));
   }
+  // A peer (peers.hpp) has no guard of ours for a stalled thread to hold.
+  if (opt.stall > 0)
+    for (const std::string& scheme : opt.schemes)
+      if (const scheme_info* s = reg.find_scheme(scheme); s && !s->peer.empty())
+        throw usage_error(fmt::format("--stall: {} is a peer's scheme ({}), which the lab cannot "
+                                      "stall; --stall applies to the library's own schemes",
+                                      scheme, s->peer));
   // The run's own process checks the memory; a child runs one trial of a checked sweep.
   if (!opt.child()) check_memory(opt, reg, keys, timeline_capacity);
   return opt;

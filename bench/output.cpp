@@ -65,6 +65,10 @@ std::string needs_text(unsigned needs) {
   return fmt::format("{}", fmt::join(names, ", "));
 }
 
+// The applicability matrix shows the library's own schemes: not the peers' (their containers are
+// their own), nor a parameter sweep's variants (RECLAIM_BENCH_SWEEP).
+bool in_matrix(const scheme_info& s) { return s.peer.empty() && !s.sweep_variant; }
+
 double median(std::vector<double> values) {
   std::sort(values.begin(), values.end());
   std::size_t mid = values.size() / 2;
@@ -120,6 +124,12 @@ nlohmann::ordered_json to_json(const finished_trial& t, const run_context& ctx) 
       {"scans", r.stats.scans},
       {"signals", r.stats.signals},
       {"free_ns", r.stats.free_ns},
+      {"longest_pause_ns", r.stats.longest_pause_ns},
+      {"latency_samples", r.latency.samples},
+      {"latency_p50_ns", r.latency.p50},
+      {"latency_p99_ns", r.latency.p99},
+      {"latency_p999_ns", r.latency.p999},
+      {"latency_max_ns", r.latency.max},
       {"final_size", r.final_size},
       {"final_key_sum", r.final_key_sum},
       {"expected_size", r.expected_size},
@@ -179,15 +189,16 @@ void jsonl_file::append(const nlohmann::ordered_json& record) {
 
 // Name columns as wide as the longest registered name; numbers right-aligned.
 trial_table::trial_table(const registry& reg)
-    : widths_{2, 6, 8, 7, 5, 8, 12, 11, 11, 6, 12, 6},
-      right_{false, false, false, true, true, true, true, true, true, true, true, false} {
+    : widths_{2, 6, 8, 7, 5, 8, 12, 11, 11, 6, 12, 8, 8, 6},
+      right_{false, false, false, true, true, true, true, true, true, true, true, true, true,
+             false} {
   for (std::string_view ds : reg.containers()) widths_[0] = std::max(widths_[0], ds.size());
   for (const scheme_info& s : reg.schemes()) widths_[1] = std::max(widths_[1], s.name.size());
 }
 
 void trial_table::print_header() const {
   print_cells({"ds", "scheme", "alloc", "threads", "trial", "Mops/s", "peak RSS MiB", "retired",
-               "freed", "free %", "pending peak", "ok"},
+               "freed", "free %", "pending peak", "p99.9 us", "pause ms", "ok"},
               widths_, right_);
 }
 
@@ -200,6 +211,8 @@ void trial_table::print_row(const finished_trial& t) const {
                std::to_string(r.stats.freed),
                fmt::format("{:.1f}", free_percent(r, t.config.threads)),
                std::to_string(r.stats.pending_peak),
+               fmt::format("{:.1f}", r.latency.p999 / 1e3),
+               fmt::format("{:.3f}", r.stats.longest_pause_ns / 1e6),
                r.checksum_ok() ? "yes" : "FAILED"},
               widths_, right_);
   std::fflush(stdout);
@@ -316,10 +329,24 @@ void print_plan(const std::vector<options>& sweeps, const registry& reg) {
 void print_list(const registry& reg, const allocator_info& alloc) {
   fmt::print("Schemes\n");
   std::vector<std::vector<std::string>> schemes = {{"  name", "family", "bounds garbage", "needs"}};
-  for (const scheme_info& s : reg.schemes())
+  std::vector<std::vector<std::string>> peers = {{"  name", "family", "containers"}};
+  for (const scheme_info& s : reg.schemes()) {
+    if (!s.peer.empty()) {
+      std::vector<std::string_view> offered;
+      for (std::string_view ds : reg.containers())
+        if (reg.find(ds, s.name)->supported()) offered.push_back(ds);
+      peers.push_back({fmt::format("  {}", s.name), std::string(reclaim::to_string(s.family)),
+                       fmt::format("{}", fmt::join(offered, ", "))});
+      continue;
+    }
     schemes.push_back({fmt::format("  {}", s.name), std::string(reclaim::to_string(s.family)),
                        s.bounds_garbage ? "yes" : "no", needs_text(s.needs)});
+  }
   print_aligned(schemes, {false, false, false, false});
+  if (peers.size() > 1) {
+    fmt::print("\nPeers (other libraries' schemes with their own containers; bench/peers.hpp)\n");
+    print_aligned(peers, {false, false, false});
+  }
 
   fmt::print("\nContainers\n");
   std::vector<std::vector<std::string>> containers = {{"  name", "workload"}};
@@ -343,12 +370,14 @@ void print_list(const registry& reg, const allocator_info& alloc) {
 
   fmt::print("\nApplicability (rows: containers, columns: schemes)\n");
   std::vector<std::vector<std::string>> matrix = {{"  "}};
-  for (const scheme_info& s : reg.schemes()) matrix[0].emplace_back(s.name);
+  for (const scheme_info& s : reg.schemes())
+    if (in_matrix(s)) matrix[0].emplace_back(s.name);
   std::vector<const pairing*> refused;
   for (std::string_view ds : reg.containers()) {
     std::vector<std::string>& row = matrix.emplace_back();
     row.push_back(fmt::format("  {}", ds));
     for (const scheme_info& s : reg.schemes()) {
+      if (!in_matrix(s)) continue;  // peers: listed above with the containers they offer
       const pairing* p = reg.find(ds, s.name);
       row.emplace_back(p->supported() ? "yes" : "no");
       if (!p->supported()) refused.push_back(p);
@@ -371,6 +400,7 @@ void print_applicability_markdown(const registry& reg) {
   };
   std::vector<column> columns;  // in the order their first scheme was registered
   for (const scheme_info& s : reg.schemes()) {
+    if (!in_matrix(s)) continue;  // the library's own schemes only
     auto it = std::find_if(columns.begin(), columns.end(),
                            [&](const column& c) { return c.needs == s.needs; });
     if (it == columns.end()) it = columns.insert(columns.end(), column{s.needs, {}});

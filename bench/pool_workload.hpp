@@ -57,16 +57,21 @@ class pool_workload {
     consumer& mine = consumers_[i];
     std::uint64_t seq = 0, ops = 0;
     // relaxed: `stop` carries no data; the join orders what the worker wrote before the checks.
+    latency_sampler latency(stream_seed(cfg_.seed, cfg_.trial, latency_stream_base + i));
     while (!stop.load(std::memory_order_relaxed)) {
-      if (rng.below(100) < cfg_.insert_pct) {
-        ds_.push(encode(i, seq++));
-      } else if (std::optional<std::int64_t> v = ds_.pop()) {
-        mine.take(*v);
-      }
+      const bool push = rng.below(100) < cfg_.insert_pct;
+      latency.time([&] {
+        if (push) {
+          ds_.push(encode(i, seq++));
+        } else if (std::optional<std::int64_t> v = ds_.pop()) {
+          mine.take(*v);
+        }
+      });
       ++ops;
     }
     pushed_[i] = seq;
     mine.ops = ops;
+    mine.latency = latency.histogram();
   }
 
   // Drains the container (the last consumer) and checks every producer's values.
@@ -96,7 +101,12 @@ class pool_workload {
       exact = exact && all.count == n && all.sum == sum_below(n) &&
               all.squares == squares_below(n);
     }
-    for (const consumer& c : consumers_) result.ops += c.ops;
+    latency_histogram latency;
+    for (const consumer& c : consumers_) {
+      result.ops += c.ops;
+      latency += c.latency;
+    }
+    result.latency = latency.summary();
     result.expected_size = static_cast<std::int64_t>(pushed_count - popped_count);
     result.expected_key_sum = static_cast<std::int64_t>(pushed_sum - popped_sum);
     std::uint64_t drained_sum = 0;
@@ -139,6 +149,7 @@ class pool_workload {
     std::uint64_t count = 0;
     std::uint64_t ops = 0;
     bool in_order = true;  // no value came from an unknown producer or, in a queue, out of order
+    latency_histogram latency;  // a worker's sampled operation latency (latency.hpp)
 
     void take(std::int64_t value) {
       const auto v = static_cast<std::uint64_t>(value);

@@ -28,16 +28,28 @@ struct workload_runner<workload::queue, DS> {
   using type = pool_workload<DS, /*Fifo=*/true>;
 };
 
+// The containers a parameter sweep's variant is built for (RECLAIM_BENCH_SWEEP in
+// bench/CMakeLists.txt): the lists and hash maps of the defaults sweep, in both forms.
+using sweep_containers = containers::list<containers::lazy_list, containers::hm_list,
+                                          containers::hm_hashmap, containers::hm_list_restart,
+                                          containers::hm_hashmap_restart>;
+inline constexpr std::string_view not_in_sweep =
+    "a parameter sweep's variant runs on lazy_list, hm_list, hm_hashmap, hm_list_restart and "
+    "hm_hashmap_restart only (RECLAIM_BENCH_SWEEP)";
+
 // Registers Scheme under `name`, and for each container either its trial runner or, when the
 // container does not meet the scheme's needs, the container's reason. An unsupported pair is never
-// instantiated: `if constexpr` discards the runner.
-template <reclaim::scheme Scheme>
+// instantiated: `if constexpr` discards the runner. A sweep variant (Sweep) is instantiated only
+// for sweep_containers and stays out of the applicability matrix.
+template <reclaim::scheme Scheme, bool Sweep = false>
 void register_scheme(registry& r, std::string_view name) {
-  r.add_scheme({name, Scheme::family, Scheme::bounds_garbage, Scheme::needs});
+  r.add_scheme({name, Scheme::family, Scheme::bounds_garbage, Scheme::needs, {}, Sweep});
   containers::all::for_each([&](auto container) {
     using C = typename decltype(container)::type;
     using DS = typename C::template type<Scheme>;
-    if constexpr (reclaim::protects<Scheme, DS>)
+    if constexpr (Sweep && !sweep_containers::contains<C>)
+      r.add_pairing({C::name, name, nullptr, not_in_sweep, C::bytes_per_key, C::kind});
+    else if constexpr (reclaim::protects<Scheme, DS>)
       r.add_pairing({C::name, name,
                      &run_trial<Scheme, DS, typename workload_runner<C::kind, DS>::type>, {},
                      C::bytes_per_key, C::kind});

@@ -38,6 +38,17 @@ const pairing* registry::find(std::string_view ds, std::string_view scheme) cons
   return it == pairings_.end() ? nullptr : &*it;
 }
 
+void registry::add_absent(std::string_view name, std::string_view how) {
+  absent_.emplace_back(name, how);
+}
+
+std::string_view registry::why_absent(std::string_view name) const {
+  // An entry that ends in ':' is a peer library left out: every LIBRARY:SCHEME name of it.
+  for (const auto& [absent, how] : absent_)
+    if (absent == name || (absent.ends_with(':') && name.starts_with(absent))) return how;
+  return {};
+}
+
 workload registry::workload_of(std::string_view ds) const {
   auto it = std::find_if(pairings_.begin(), pairings_.end(),
                          [&](const pairing& p) { return p.ds == ds; });

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <memory>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include <reclaim/concepts.hpp>
@@ -41,6 +42,12 @@ struct memory_sample {
   std::uint64_t rss_bytes = 0;  // VmRSS; 0 if unknown
 };
 
+// Sampled per-operation latency over a trial's workers (latency.hpp), nanoseconds.
+struct latency_summary {
+  std::uint64_t samples = 0;
+  std::uint64_t p50 = 0, p99 = 0, p999 = 0, max = 0;
+};
+
 // What a trial measured and found.
 struct trial_result {
   std::uint64_t ops = 0;
@@ -52,6 +59,9 @@ struct trial_result {
   std::uint64_t rss_bytes = 0;       // VmRSS at the end of the measured interval; 0 if unknown
   // With trial_config::sample_ms: in time order, at most max_memory_samples (trial.hpp).
   std::vector<memory_sample> samples;
+  // Sampled operation latency; stats.longest_pause_ns is read when the workers are told to stop
+  // (their exit frees are no operation's pause).
+  latency_summary latency;
 
   // Validation: the structure must hold exactly what the successful operations put there.
   std::int64_t expected_size = 0;
@@ -79,6 +89,10 @@ struct scheme_info {
   reclaim::family family;
   bool bounds_garbage;
   unsigned needs;  // reclaim::needs bits
+  // A peer's scheme (peers.hpp): the library it comes from; empty for the library's own.
+  std::string_view peer = {};
+  // A variant of a parameter sweep (RECLAIM_BENCH_SWEEP): not in the applicability matrix.
+  bool sweep_variant = false;
 };
 
 // What a container's trials do (containers.hpp): a set runs inserts, deletes and lookups of random
@@ -118,6 +132,11 @@ class registry {
   std::vector<std::string_view> scheme_names() const;
 
   const scheme_info* find_scheme(std::string_view name) const;    // null if unknown
+  // A scheme this build of the lab leaves out (a defaults-sweep variant without
+  // RECLAIM_BENCH_SWEEP; a peer library whose package is missing, given as "LIBRARY:"): how to
+  // get it. Empty for any other name.
+  void add_absent(std::string_view name, std::string_view how);
+  std::string_view why_absent(std::string_view name) const;
   const pairing* find(std::string_view ds, std::string_view scheme) const;  // null if unknown
   workload workload_of(std::string_view ds) const;  // ds must be registered
 
@@ -125,6 +144,7 @@ class registry {
   std::vector<scheme_info> schemes_;
   std::vector<std::string_view> containers_;
   std::vector<pairing> pairings_;
+  std::vector<std::pair<std::string_view, std::string_view>> absent_;
 };
 
 // Every scheme listed in bench/CMakeLists.txt, each with every container (generated from

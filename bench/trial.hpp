@@ -26,6 +26,7 @@
 
 #include <reclaim/concepts.hpp>
 
+#include "latency.hpp"
 #include "memory.hpp"
 #include "registry.hpp"
 #include "rng.hpp"
@@ -33,8 +34,10 @@
 
 namespace reclaim_bench {
 
-// Random streams: workers use streams 0..T-1, prefill threads a range of their own.
+// Random streams: workers use streams 0..T-1, prefill threads a range of their own, and the
+// workers' latency samplers another.
 inline constexpr std::uint64_t prefill_stream_base = std::uint64_t{1} << 32;
+inline constexpr std::uint64_t latency_stream_base = std::uint64_t{2} << 32;
 
 inline unsigned hardware_threads() { return std::max(1u, std::thread::hardware_concurrency()); }
 
@@ -170,17 +173,34 @@ void prefill_threads(const trial_config& cfg, Body&& body) {
   failures.rethrow();
 }
 
+// The trial's timeline recorder when the trial asks for one (trial_config::timeline_capacity),
+// else null.
+inline std::shared_ptr<reclaim::timeline::recorder> make_timeline(const trial_config& cfg) {
+  if (cfg.timeline_capacity == 0) return nullptr;
+  return std::make_shared<reclaim::timeline::recorder>(reclaim::timeline::recorder::settings{
+      .capacity = cfg.timeline_capacity, .slow_free_ns = cfg.slow_free_ns});
+}
+
+// Hands the trial's recorder, if any, and its counts to the result.
+inline void keep_timeline(trial_result& result,
+                          std::shared_ptr<reclaim::timeline::recorder> timeline) {
+  if (!timeline) return;
+  result.timeline_events = timeline->events();
+  result.timeline_dropped = timeline->dropped();
+  result.timeline = std::move(timeline);
+}
+
 // The measured interval: the workers start together on a latch that the main thread joins last,
-// each runs work(i, stop) until the main thread raises `stop`. Returns the measured seconds, from
-// the start until every worker has joined. With a timeline recorder, each worker attaches before
-// the start latch (its buffer is allocated and touched outside the measured interval) and
-// `origin_ns` receives the start's timestamp. Meanwhile the main thread runs measure_interval()
+// each runs work(i, stop) until the main thread calls at_end() and raises `stop`. Returns the
+// measured seconds, from the start until every worker has joined. With a timeline recorder, each
+// worker attaches before the start latch (its buffer is allocated and touched outside the measured
+// interval) and `origin_ns` receives the start's timestamp. Meanwhile the main thread runs measure_interval()
 // with `pending` and `samples`. Throws thread_error, with every worker joined, if one could not be
 // created, attached or failed.
-template <class Work, class Pending>
+template <class Work, class Pending, class AtEnd>
 double run_workers(const trial_config& cfg, reclaim::timeline::recorder* timeline,
                    std::uint64_t& origin_ns, Pending&& pending,
-                   std::vector<memory_sample>& samples, Work&& work) {
+                   std::vector<memory_sample>& samples, AtEnd&& at_end, Work&& work) {
   std::atomic<bool> stop{false};
   std::latch start(cfg.threads + 1);
   thread_failures failures;
@@ -203,6 +223,7 @@ double run_workers(const trial_config& cfg, reclaim::timeline::recorder* timelin
   start.arrive_and_wait();
   // Every worker that started has attached or failed to: without all of them, nothing to measure.
   if (!failures.failed()) measure_interval(begin, cfg, pending, samples);
+  at_end();
   stop.store(true, std::memory_order_relaxed);
   workers.clear();  // joins
   failures.rethrow();
@@ -246,6 +267,7 @@ class set_workload {
     const unsigned insert_below = cfg_.insert_pct;
     const unsigned erase_below = cfg_.insert_pct + cfg_.delete_pct;
     xoshiro256 rng(stream_seed(cfg_.seed, cfg_.trial, i));
+    latency_sampler latency(stream_seed(cfg_.seed, cfg_.trial, latency_stream_base + i));
     tally mine;
     std::uint64_t ops = 0;
     // relaxed: `stop` carries no data, it only has to be seen eventually; the join orders the
@@ -253,24 +275,31 @@ class set_workload {
     while (!stop.load(std::memory_order_relaxed)) {
       const std::int64_t key = rng.below(keys);
       const unsigned dice = rng.below(100);
-      if (dice < insert_below) {
-        if (ds_.insert(key)) mine.add(key);
-      } else if (dice < erase_below) {
-        if (ds_.erase(key)) mine.remove(key);
-      } else {
-        ds_.contains(key);
-      }
+      latency.time([&] {
+        if (dice < insert_below) {
+          if (ds_.insert(key)) mine.add(key);
+        } else if (dice < erase_below) {
+          if (ds_.erase(key)) mine.remove(key);
+        } else {
+          ds_.contains(key);
+        }
+      });
       ++ops;
     }
-    outcomes_[i] = {mine, ops};
+    outcomes_[i].delta = mine;
+    outcomes_[i].ops = ops;
+    outcomes_[i].latency = latency.histogram();
   }
 
   void finish(trial_result& result) const {
     tally expected = prefilled_;
+    latency_histogram latency;
     for (const thread_outcome& o : outcomes_) {
       expected += o.delta;
       result.ops += o.ops;
+      latency += o.latency;
     }
+    result.latency = latency.summary();
     result.expected_size = expected.count;
     result.expected_key_sum = expected.key_sum;
     result.final_size = static_cast<std::int64_t>(ds_.size());
@@ -303,6 +332,7 @@ class set_workload {
   struct alignas(128) thread_outcome {
     tally delta;
     std::uint64_t ops = 0;
+    latency_histogram latency;
   };
 
   DS& ds_;
@@ -323,24 +353,20 @@ trial_result run_trial(const trial_config& cfg) {
     if (cfg.prefill) workload.prefill();
     stalled_operations<Scheme> stalled(domain, cfg.stall);  // inside their operations from here
     const reclaim::stats before = domain.stats();
-    std::shared_ptr<reclaim::timeline::recorder> timeline;
-    if (cfg.timeline_capacity > 0)
-      timeline = std::make_shared<reclaim::timeline::recorder>(reclaim::timeline::recorder::settings{
-          .capacity = cfg.timeline_capacity, .slow_free_ns = cfg.slow_free_ns});
+    std::shared_ptr<reclaim::timeline::recorder> timeline = make_timeline(cfg);
+    std::uint64_t longest_pause_ns = 0;
     result.seconds = run_workers(
         cfg, timeline.get(), result.timeline_origin_ns,
         [&domain] { return domain.stats().pending; }, result.samples,
+        [&] { longest_pause_ns = domain.stats().longest_pause_ns; },
         [&workload](unsigned i, const std::atomic<bool>& stop) { workload.run(i, stop); });
     result.stats = stats_delta(before, domain.stats());
+    result.stats.longest_pause_ns = longest_pause_ns;
     result.rss_bytes = rss_bytes();
     stalled.release();  // after the workers joined and the interval's end was read
 
     workload.finish(result);
-    if (timeline) {
-      result.timeline_events = timeline->events();
-      result.timeline_dropped = timeline->dropped();
-      result.timeline = std::move(timeline);
-    }
+    keep_timeline(result, std::move(timeline));
   }
   result.peak_rss_bytes = peak_rss_bytes();
   return result;

@@ -76,8 +76,22 @@ long run_scheme(std::string_view scheme, long n, unsigned long keys) {
   if (scheme == "hp") return run<Container, reclaim::hp<>>(n, keys);
   if (scheme == "token_af") return run<Container, reclaim::token_af<>>(n, keys);
   if (scheme == "nbr_plus") return run<Container, reclaim::nbr_plus<>>(n, keys);
+  // The defaults sweep's epoch intervals (experiments/defaults_sweep.toml).
+  if (scheme == "ner") return run<Container, reclaim::ner<>>(n, keys);
+  if (scheme == "ebr_k1") return run<Container, reclaim::ebr<reclaim::advance_every<1>>>(n, keys);
+  if (scheme == "ebr_k16") return run<Container, reclaim::ebr<reclaim::advance_every<16>>>(n, keys);
+  if (scheme == "ebr_k64") return run<Container, reclaim::ebr<reclaim::advance_every<64>>>(n, keys);
+  if (scheme == "qsbr_k1") return run<Container, reclaim::qsbr<reclaim::advance_every<1>>>(n, keys);
+  if (scheme == "qsbr_k16")
+    return run<Container, reclaim::qsbr<reclaim::advance_every<16>>>(n, keys);
+  if (scheme == "qsbr_k64")
+    return run<Container, reclaim::qsbr<reclaim::advance_every<64>>>(n, keys);
+  if (scheme == "debra_c1") return run<Container, reclaim::debra<reclaim::check_every<1>>>(n, keys);
+  if (scheme == "debra_c80")
+    return run<Container, reclaim::debra<reclaim::check_every<80>>>(n, keys);
   std::fprintf(stderr,
-               "ops_driver: unknown scheme '%.*s' (none, debra, ebr, qsbr, hp, token_af, nbr_plus)\n",
+               "ops_driver: unknown scheme '%.*s' (none, debra, ebr, qsbr, hp, token_af, nbr_plus; "
+               "ner, ebr_k1, ebr_k16, ebr_k64, qsbr_k1, qsbr_k16, qsbr_k64, debra_c1, debra_c80)\n",
                static_cast<int>(scheme.size()), scheme.data());
   std::exit(2);
 }

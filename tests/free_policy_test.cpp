@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <thread>
 #include <vector>
@@ -242,6 +243,68 @@ TEST(batch_free_policy, frees_the_safe_batch_at_once) {
   retire_batch<debra<>>(domain, batch);
   ASSERT_LT(operations_until_first_free<debra<>>(domain, batch), 100000);
   EXPECT_EQ(batch.load(), batch_size);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The longest pause (stats().longest_pause_ns): one batch freed at once, or one amortized step.
+
+constexpr auto slow_free = std::chrono::microseconds(50);
+
+// A deleter that takes slow_free, busy (a sleep would add the scheduler's wake-up to the pause).
+template <class S>
+void slow_delete(tracked<S>* node) {
+  const auto until = std::chrono::steady_clock::now() + slow_free;
+  while (std::chrono::steady_clock::now() < until) {
+  }
+  delete node;
+}
+
+template <class S>
+void retire_slow_batch(typename S::domain& domain, std::atomic<long>& destroyed, long n) {
+  typename S::guard g(domain);
+  for (long i = 0; i < n; ++i) g.template retire<&slow_delete<S>>(new tracked<S>(destroyed));
+}
+
+// Runs empty operations until at least n nodes of `destroyed` were freed.
+template <class S>
+void operate_until_freed(typename S::domain& domain, const std::atomic<long>& destroyed,
+                         long n) {
+  for (long ops = 0; destroyed.load() < n && ops < 1'000'000; ++ops) empty_operation<S>(domain);
+  ASSERT_GE(destroyed.load(), n);
+}
+
+// Batch free: the whole batch is one pause; the stat keeps the longest, and the longest is part
+// of the time spent freeing (a maximum, not a sum).
+TEST(batch_free_policy, the_longest_pause_is_the_longest_batch_freed_at_once) {
+  using S = debra<>;
+  std::atomic<long> destroyed{0};
+  S::domain domain;
+  EXPECT_EQ(domain.stats().longest_pause_ns, 0u) << "nothing freed yet";
+  const long n = 64;
+  retire_slow_batch<S>(domain, destroyed, n);
+  operate_until_freed<S>(domain, destroyed, n);
+  const reclaim::stats s = domain.stats();
+  EXPECT_GE(s.longest_pause_ns, static_cast<std::uint64_t>(n * slow_free.count() * 1000));
+  EXPECT_LE(s.longest_pause_ns, s.free_ns);
+  retire_batch<S>(domain, destroyed, 8);  // fast frees: a far shorter pause
+  operate_until_freed<S>(domain, destroyed, n + 8);
+  EXPECT_EQ(domain.stats().longest_pause_ns, s.longest_pause_ns) << "the longest pause is kept";
+}
+
+// Amortized free: a pause is one step (K frees, or a timed sample of them), never the batch; each
+// timed step counts timing_period times in free_ns, so the longest is at most free_ns over it.
+TYPED_TEST(amortized_scheme, the_longest_pause_is_one_amortized_step) {
+  using S = TypeParam;
+  std::atomic<long> destroyed{0};
+  typename S::domain domain;
+  const long n = batch_size;  // hp scans twice in the retiring operation (R = 108)
+  retire_slow_batch<S>(domain, destroyed, n);
+  operate_until_freed<S>(domain, destroyed, n / 2);
+  const reclaim::stats s = domain.stats();
+  EXPECT_GE(s.longest_pause_ns, static_cast<std::uint64_t>(slow_free.count() * 1000))
+      << "a timed step frees at least one node";
+  using local = typename S::free_policy::local;
+  EXPECT_LE(s.longest_pause_ns * local::timing_period, s.free_ns);
 }
 
 // ---------------------------------------------------------------------------------------------

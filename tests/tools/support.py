@@ -54,6 +54,10 @@ def results_rows(allocs=("glibc", "jemalloc"), ds="hm_list"):
                         "pending_peak": int(100 * base * threads),
                         "free_ns": int(FREE_SHARE[trial] * threads * SECONDS * 1e9),
                         "epochs": 10, "checksum_ok": True, "git": "abc1234", "cpus": CPUS,
+                        # Pauses: a batch scheme's a millisecond, an amortized one's 10 us.
+                        "longest_pause_ns": int((1e4 if "_af" in scheme else 1e6) * factor),
+                        "latency_samples": 1000, "latency_p50_ns": 100, "latency_p99_ns": 1000,
+                        "latency_p999_ns": 10000, "latency_max_ns": int(1e6 * factor),
                     })
     return rows
 

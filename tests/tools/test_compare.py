@@ -63,11 +63,27 @@ class Compare(ToolsCase):
         self.assertEqual(cells[8], "0.500 / 0.500 / 0.500")
         self.assertNotIn("| hm_list | hm_list |", proc.stdout)
 
+    def test_peer_compares_each_scheme_with_the_peers_scheme_of_that_name(self):
+        # xenium:debra runs at half of debra's speed in every trial: ours / peer is 2.
+        peer = [dict(r, scheme="xenium:debra", throughput=r["throughput"] / 2)
+                for r in results_rows(allocs=("glibc",)) if r["scheme"] == "debra"]
+        run = write_results(self.path("peers.jsonl"), results_rows(allocs=("glibc",)) + peer)
+        proc = tools("compare", run, run, "--peer", "xenium,libcds")
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        cells = self.row(proc.stdout, "hm_list", "debra vs xenium:debra", 2)
+        self.assertEqual(cells[8], "2.000 / 2.000 / 2.000")
+        self.assertEqual(cells[9], "**2.000**")
+        # Schemes without a peer point, and the peer's own points, make no row.
+        self.assertNotIn("| none", proc.stdout)
+        self.assertNotIn("| xenium:debra |", proc.stdout)
+
     def test_bad_input_is_one_line(self):
         for args, says in [
             (("compare", self.base, self.path("nope.jsonl")), "no such file"),
             (("compare", self.base, self.other, "--match", "guarded"), "is not OTHER_DS=BASE_DS"),
             (("compare", self.base, self.other, "--match", "x=y"), "no point of"),
+            (("compare", self.base, self.other, "--peer", "xenium:debra"), "not a library name"),
+            (("compare", self.base, self.other, "--peer", "xenium"), "no point of"),
         ]:
             proc = tools(*args)
             self.assertEqual(proc.returncode, 2, proc.stderr)

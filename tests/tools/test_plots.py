@@ -37,6 +37,10 @@ class EveryCommandWritesAPlausiblePng(ToolsCase):
     def test_af_bars_writes_png(self):
         self.check_command("af-bars", self.results, "--threads", "4", out=self.path("af.png"))
 
+    def test_pauses_writes_png(self):
+        self.check_command("pauses", self.results, "--threads", "4", "--alloc", "jemalloc",
+                           out=self.path("p.png"))
+
     def test_memory_writes_png(self):
         self.check_command("memory", self.results, "--alloc", "jemalloc", out=self.path("m.png"))
 

@@ -50,6 +50,9 @@ def parser():
     results_command("af-bars", "original vs amortized free (_af, _afa) per scheme",
                     "af_bars").add_argument("--threads", required=True, type=int,
                                             metavar="T", help="the thread count")
+    results_command("pauses", "longest reclamation pause and latency percentiles per scheme",
+                    "pauses").add_argument("--threads", required=True, type=int,
+                                           metavar="T", help="the thread count")
     results_command("memory", "peak RSS and pending_peak vs threads",
                     "memory").add_argument("--threads", help="thread counts (comma list)")
     results_command("memory-over-time",
@@ -82,6 +85,10 @@ def parser():
     c.add_argument("--match", metavar="OTHER_DS=BASE_DS,...",
                    help="compare these containers of OTHER with those of BASE (e.g. "
                         "guarded_ms_queue=ms_queue); only they are compared")
+    c.add_argument("--peer", metavar="LIB,...",
+                   help="compare each scheme S of OTHER with BASE's LIB:S, a peer library's "
+                        "scheme of the same name (e.g. xenium,libcds); peers' own points are "
+                        "not compared")
     c.add_argument("--out", metavar="MD", help="also write the table to this file")
 
     h = sub.add_parser("report", help="one self-contained HTML page of an experiment file",
@@ -112,14 +119,14 @@ def run(args):
         return html_report.report(args.experiment, args.out, args.results)
     if args.command == "compare":
         from . import compare
-        text = compare.table(compare.compare(args.base, args.other, args.match))
+        text = compare.table(compare.compare(args.base, args.other, args.match, args.peer))
         print(text, end="")
         if not args.out:
             return []
         with open(args.out, "w", encoding="utf-8") as f:
             f.write(text)
         return [args.out]
-    if args.command in ("throughput", "af-bars", "memory", "memory-over-time"):
+    if args.command in ("throughput", "af-bars", "pauses", "memory", "memory-over-time"):
         df = load_results(args.results)
         kind = args.command.replace("-", "_")
         out = args.out or default_out(args.results, kind)

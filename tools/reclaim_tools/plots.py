@@ -195,14 +195,20 @@ def draw_throughput(df, path, out, **filters):
 
 # --- original vs amortized free ------------------------------------------------------------
 
-def draw_af_bars(df, path, out, threads=None, **filters):
-    """Grouped bars at one thread count: per scheme, the original and its _af (and _afa)."""
+def at_one_thread_count(df, path, command, threads, filters):
+    """The trials of one thread count and one workload, for a plot of bars per scheme: (rows,
+    the thread count)."""
     if threads is None:
-        raise ToolError("af-bars: --threads T is required (one thread count)")
+        raise ToolError(f"{command}: --threads T is required (one thread count)")
     sel = select(df, path, threads=threads, **filters)
     for column in ("keys", "insert", "delete", "stall"):
         only(sel, column, path, f"--{column}")
-    t = only(sel, "threads", path, "--threads")
+    return sel, only(sel, "threads", path, "--threads")
+
+
+def draw_af_bars(df, path, out, threads=None, **filters):
+    """Grouped bars at one thread count: per scheme, the original and its _af (and _afa)."""
+    sel, t = at_one_thread_count(df, path, "af-bars", threads, filters)
     sel = sel.assign(base=[af_variant(s)[0] for s in sel["scheme"]],
                      variant=[af_variant(s)[1] for s in sel["scheme"]])
     bases = ordered(sel.loc[sel["variant"] != "original", "base"])
@@ -266,6 +272,56 @@ def ratio_labels(ax, summary, xs, medians, tops, names):
             continue
         ax.annotate(f"{m * 1e6 / original.iloc[0]:.2f}x", (x, top), textcoords="offset points",
                     xytext=(0, 3), ha="center", fontsize="x-small")
+
+
+# --- pauses and latency -------------------------------------------------------------------------
+
+LATENCY = [("latency_p50_ns", "p50"), ("latency_p99_ns", "p99"), ("latency_p999_ns", "p99.9"),
+           ("latency_max_ns", "max")]
+
+
+def draw_pauses(df, path, out, threads=None, **filters):
+    """At one thread count, per (ds, alloc): the longest reclamation pause of each scheme (one
+    batch free or amortized step; left) and its sampled operation latency percentiles (right), as
+    bars on log scales, medians over trials with min-max; originals beside their _af variants."""
+    sel, t = at_one_thread_count(df, path, "pauses", threads, filters)
+    missing = [c for c in ["longest_pause_ns"] + [c for c, _ in LATENCY] if c not in sel]
+    if missing:
+        raise ToolError(f"{path}: no {missing[0]} in the results: they come from a lab that "
+                        "records pauses and latency (reclaim-bench of issue 14 or later)")
+    written = []
+    for file, rows in split_for_files(sel, out):
+        schemes = sorted(ordered(rows["scheme"]), key=lambda s: (af_variant(s)[0], s))
+        groups = sorted(rows.groupby(["ds", "alloc"]).groups)
+        fig, axes = panels(groups, 2, width=max(6.4, 0.9 * len(schemes) + 2))
+        for (d, a), (left, right) in zip(groups, axes):
+            part = rows[(rows["ds"] == d) & (rows["alloc"] == a)]
+            names = [s for s in schemes if (part["scheme"] == s).any()]
+            xs = np.arange(len(names))
+            s = summarize(part, "longest_pause_ns").set_index("scheme")
+            m = np.array([s.loc[n, "median"] for n in names]) / 1e6
+            lo = m - np.array([s.loc[n, "min"] for n in names]) / 1e6
+            hi = np.array([s.loc[n, "max"] for n in names]) / 1e6 - m
+            left.bar(xs, m, 0.7, yerr=[lo, hi], capsize=3, color="tab:red")
+            left.set_ylabel("longest pause (ms)")
+            left.set_title(f"{d}, {a}: longest reclamation pause", fontsize="medium")
+            width = 0.8 / len(LATENCY)
+            for i, (column, label) in enumerate(LATENCY):
+                s = summarize(part, column).set_index("scheme")
+                right.bar(xs + (i - (len(LATENCY) - 1) / 2) * width,
+                          [s.loc[n, "median"] / 1e3 for n in names], width, label=label)
+            right.set_ylabel("operation latency (us, sampled)")
+            right.set_title(f"{d}, {a}: latency percentiles", fontsize="medium")
+            right.legend(fontsize="x-small")
+            for ax in (left, right):
+                ax.set_yscale("log")
+                ax.set_xticks(xs)
+                ax.set_xticklabels(names, rotation=45, ha="right", fontsize="small")
+                ax.grid(True, axis="y", alpha=0.3)
+        fig.suptitle(f"pauses and latency at {t} threads: medians over "
+                     f"{trials_note(summarize(rows))}")
+        written.append(save(fig, file))
+    return written
 
 
 # --- memory ---------------------------------------------------------------------------------------

@@ -1,5 +1,6 @@
 // What every scheme reports, and the per-thread counters behind it.
 #pragma once
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -23,6 +24,10 @@ struct stats {
   std::uint64_t scan_ns = 0;
   std::uint64_t threads = 0;       // thread records in use now
   std::uint64_t records = 0;       // thread records ever created (reused after threads exit)
+  // The longest single reclamation pause of any thread, nanoseconds (wall time): one batch freed
+  // at once, one amortized step (of those timed, see free/amortized.hpp), one drain. A maximum,
+  // not a sum: the difference of two snapshots means nothing.
+  std::uint64_t longest_pause_ns = 0;
 };
 
 namespace core {
@@ -32,11 +37,17 @@ namespace core {
 struct counters {
   std::atomic<std::uint64_t> retired{0}, freed{0}, epochs{0}, scans{0}, signals{0}, free_ns{0},
       scan_ns{0};
+  std::atomic<std::uint64_t> longest_pause_ns{0};
   // Owner only: the calls since the last timed one (sampled_timer), of scans and of single frees.
   unsigned scans_untimed = 0, frees_untimed = 0;
 
   static void add(std::atomic<std::uint64_t>& c, std::uint64_t n) noexcept {
     c.store(c.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
+  }
+  // A pause of `ns`: the longest one so far is kept.
+  void paused(std::uint64_t ns) noexcept {
+    if (ns > longest_pause_ns.load(std::memory_order_relaxed))
+      longest_pause_ns.store(ns, std::memory_order_relaxed);
   }
 
   void add_to(stats& s) const noexcept {
@@ -47,6 +58,8 @@ struct counters {
     s.signals += signals.load(std::memory_order_relaxed);
     s.free_ns += free_ns.load(std::memory_order_relaxed);
     s.scan_ns += scan_ns.load(std::memory_order_relaxed);
+    s.longest_pause_ns =
+        std::max(s.longest_pause_ns, longest_pause_ns.load(std::memory_order_relaxed));
   }
 };
 
@@ -98,7 +111,8 @@ class pending_gauge {
   std::atomic<std::int64_t> peak_{0};
 };
 
-// Measures the wall time of a block of frees into counters::free_ns.
+// Measures the wall time of a block of frees into counters::free_ns; the block is one pause
+// (counters::longest_pause_ns).
 class free_timer {
  public:
   explicit free_timer(counters& c) noexcept : c_(c), start_(std::chrono::steady_clock::now()) {}
@@ -106,6 +120,7 @@ class free_timer {
     auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() -
                                                                    start_);
     counters::add(c_.free_ns, static_cast<std::uint64_t>(ns.count()));
+    c_.paused(static_cast<std::uint64_t>(ns.count()));
   }
   free_timer(const free_timer&) = delete;
   free_timer& operator=(const free_timer&) = delete;

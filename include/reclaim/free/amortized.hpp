@@ -24,7 +24,9 @@
 // test of the list when it is empty and K pops and frees otherwise. Time spent freeing
 // (stats().free_ns) is estimated by sampling: one freeing operation in `timing_period` is timed and
 // counted `timing_period` times, because reading the clock around every free would cost as much as
-// the free itself. drain() (thread exit, domain destruction) is timed in full.
+// the free itself. drain() (thread exit, domain destruction) is timed in full. The longest pause
+// (stats().longest_pause_ns) is the longest of the timed steps, a sample of one step in
+// `timing_period`, and of the drains.
 //
 // Token-EBR's periodic variant (paper 001, section 4) checks for the token between frees of a large
 // batch; with AF there is no large batch to interrupt: a thread frees at most K objects before its
@@ -160,6 +162,7 @@ class amortized_local {
       auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
           std::chrono::steady_clock::now() - start);
       core::counters::add(ctx.ctr.free_ns, static_cast<std::uint64_t>(ns.count()) * timing_period);
+      ctx.ctr.paused(static_cast<std::uint64_t>(ns.count()));  // the longest of the timed steps
       ctx.count_freed(n);
     } else {
       ctx.count_freed(free_up_to(k));

@@ -1,25 +1,27 @@
 // token_ebr: Token-EBR, epochs defined by a token passed around a ring of threads (paper 001,
 // section 4), in the paper's four variants:
-//   token_naive<>       on receipt: free the previous bag, swap bags, then pass the token;
-//   token_pass_first<>  on receipt: swap bags, pass the token, then free the previous bag (batch);
+//   token_naive<>       on receipt: free the oldest bag, rotate the bags, then pass the token;
+//   token_pass_first<>  on receipt: rotate the bags, pass the token, then free the oldest bag;
 //   token_periodic<>    pass first, and while freeing check every K frees (token_check_every<K>,
 //                       default 100) whether the token came back, and if so pass it on at once;
-//   token_af<>          pass first, and the previous bag goes to the amortized free policy
+//   token_af<>          pass first, and the oldest bag goes to the amortized free policy
 //                       (token_pass_first<amortized_free<1>> is the same type).
 //
 // What it is. The ring is the domain's thread records in registry order (head to tail, then the
-// head again). A thread keeps two bags, current (what it retires) and previous. When the token
-// reaches it, the token has been round the whole ring since its last receipt, so every node in its
-// previous bag is safe: it frees that bag, the current bag becomes the previous one, and the token
-// moves on. stats().epochs counts completed rounds: passes of the token from the tail of the ring
-// back to its head (not receipts).
+// head again). A thread keeps three bags: current (what it retires), previous and oldest. When the
+// token reaches it, the token has been round the whole ring twice since the oldest bag was the
+// current one, so every node in it is safe: it frees that bag, the bags move down one place, and
+// the token moves on. stats().epochs counts completed rounds: passes of the token from the tail of
+// the ring back to its head (not receipts).
 //
 // When to use it. Short operations and jemalloc/tcmalloc: token_af is the paper's fastest scheme.
 // The three batch variants exist to reproduce the paper's Table 4 and Figures 6-8 (garbage pile-up:
 // a thread that frees a large bag holds the token back), not for production use.
-// Garbage is NOT bounded: a thread stalled inside an operation keeps the token and every thread's
-// bags grow until it resumes. A thread between operations (or exited) never holds the token and is
-// skipped, so an idle thread stops nothing.
+// Garbage is NOT bounded: a thread stalled inside an operation keeps the token (once a round has
+// begun after its operation did) and every thread's bags grow until it resumes. A thread between
+// operations (or exited) never holds the token and is skipped, so an idle thread stops nothing; so
+// is a thread whose operation began in the current round, so a thread preempted in the middle of
+// an operation holds the token only if it has not run since the round began (oversubscription).
 //
 // Needs from a container: only the start and end of each operation (the guard).
 // Progress: lock-free operations. Reclamation can be blocked by a thread stalled in an operation.
@@ -29,40 +31,57 @@
 // Differences from the paper.
 //  - The paper's threads check the token at the start of each operation and must all run
 //    operations for the token to move: one idle thread stops the ring. Ours announce themselves
-//    active for the length of an operation (an acquire exchange at the start, a release CAS at the
-//    end: two RMWs per operation where the paper has a load and debra one RMW), and the token skips
-//    a record that is not active. A token that arrives during an operation is noticed and served at
-//    that operation's end (the paper: at the start of the next one); a token with no active thread to
-//    go to is parked in the domain and the next thread to start an operation picks it up.
+//    active for the length of an operation, with the round count they read at its start (an
+//    acq_rel exchange at the start, a release CAS at the end: two RMWs per operation where the
+//    paper has a load and debra one RMW). The token skips a record that is not active, and one
+//    that is active in an operation that began in the current round; it waits only at a record
+//    whose operation began in an earlier round. A token that arrives during an operation is noticed
+//    and served at that operation's end (the paper: at the start of the next one); a token with no
+//    record to go to is parked in the domain and the next thread to start an operation picks it up.
+//  - Three bags and two laps, where the paper has two bags and one lap: the price of skipping
+//    operations of the current round (argument below). Without that skip, at 64 threads on 2
+//    cores the token waited at nearly every hop for a preempted thread to be scheduled again, and
+//    token_af freed about 1% of what it retired in a run; with it, a round lasts about one turn of
+//    the scheduler, as an epoch of debra does.
 //  - The periodic check really runs between frees (the published artifact never reaches it), and
 //    the token is handed over with release/acquire RMWs, never plain stores.
 //  - Exited threads' bags go to the orphanage stamped with the round count, and whoever receives
 //    the token three rounds later frees them (orphan_safe()).
 //
-// Why a node in the previous bag is safe at the next receipt (C++ memory model). Let X retire n (after
-// its unlink) and later receive the token (receipt k): n moves to X's previous bag, and X passes the
-// token. n is freed at receipt k+1. In between, the token went round the ring, and every record Z
-// other than X was, after X's pass (every hop is a release RMW read by an acquire, so X's pass
-// happens before each later step):
+// Why a node in the oldest bag is safe (C++ memory model). A lap of X is the token's way from one
+// pass of X to X's next receipt. Every lap visits every record (parking needs a whole loop of the
+// ring, below) and contains a wrap (an RMW on rounds_ from the tail to the head; a loop contains
+// one). Let X retire n (after its unlink) before its receipt k; n is in X's oldest bag from receipt
+// k+2 on, where it is freed. Lap k (pass k to receipt k+1) contains a wrap W, after pass k. In lap
+// k+1, after W, every record Z other than X was visited (every hop is a release RMW read by an
+// acquire, so X's pass k happens before each later step) and either:
 //  (a) handed the token while active, and passed it on at the end of that operation or later:
-//      Z's reads before its pass happen before its release pass, hence before X's receipt k+1 and the
-//      free; Z's reads after its receipt (an acquire) see the unlink of n (write-read coherence), so
-//      they cannot reach n; or
+//      Z's reads before its pass happen before its release pass, hence before X's receipt k+2 and
+//      the free; Z's reads after its receipt (an acquire) see the unlink of n (write-read
+//      coherence), so they cannot reach n; or
 //  (b) skipped while not active, by an acq_rel RMW (a CAS writing the value it read) on Z's state.
-//      Z's operations are bracketed by RMWs on the same word (begin: acquire exchange; end: release
-//      CAS), so in its modification order the skip falls between two of them: the operation before
-//      it ended with a release that the skip reads (Z's reads happen before the free), and the next
-//      one starts with an acquire exchange that reads the skip or a later RMW of its release sequence
-//      (all writes between are skips), so the unlink happens before Z's next reads.
-//  Records pushed on the registry after a pass read the head are not visited in that round. Every
-//  round passes the tail once, and that wrap is an RMW on rounds_; a new record's first operation
-//  makes an RMW on rounds_ before its reads (join_ring()). If the join comes first in rounds_'s
-//  order, the wrap reads it (acquire), the record's push happens before the wrap and the pass's
-//  reading of the head, and it is visited; if the wrap comes first, the join reads it, and the
-//  unlink (before X's pass, before the wrap) happens before the new thread's reads.
+//      Z's operations are bracketed by RMWs on the same word (begin: acq_rel exchange; end:
+//      release CAS), so in its modification order the skip falls between two of them: the
+//      operation before it ended with a release that the skip reads (Z's reads happen before the
+//      free), and the next one starts with an exchange that reads the skip or a later RMW of its
+//      release sequence (all writes between are skips), so the unlink happens before Z's next
+//      reads; or
+//  (c) skipped while active in an operation that announced the round r current at the visit, read
+//      by an acquire load of rounds_ at its start: that load read the wrap to r (or an RMW of its
+//      release sequence), which is W or later, so the unlink happens before the operation's reads;
+//      and the visit's acquire load read the release exchange that began it, so Z's earlier
+//      operations happen before the free.
+//  One lap is not enough: a visit (c) in lap k may see an operation that began in the round of
+//  pass k, before it. Records pushed on the registry after a pass read the head are not visited
+//  in that round. Every round passes the tail once, and that wrap is an RMW on rounds_; a new
+//  record's first operation makes an RMW on rounds_ before its reads (join_ring()). If the join
+//  comes first in rounds_'s order, the wrap reads it (acquire), the record's push happens before
+//  the wrap and the pass's reading of the head, and it is visited; if the wrap comes first, the
+//  join reads it, and the unlink (before X's pass, before the wrap) happens before the new
+//  thread's reads.
 //  A parked token is parked only by a thread whose pass went all the way round to itself: the whole
-//  ring was covered after that thread's receipt, which came after every other thread's last pass, so
-//  whoever picks it up may treat it as a receipt.
+//  ring was covered (and a wrap made) after that thread's receipt, which came after every other
+//  thread's last pass, so whoever picks it up may treat it as a receipt.
 //
 // Why there is exactly one token. It starts parked (parked_ == true). It is always in exactly one
 // of three places: parked; the token bit of one record's state, set only while that record is
@@ -89,7 +108,7 @@
 
 namespace reclaim {
 
-// In which order a thread that receives the token frees its previous bag and passes the token.
+// In which order a thread that receives the token frees its oldest bag and passes the token.
 namespace token_order {
 struct free_then_pass {
   static constexpr bool passes_first = false;
@@ -157,22 +176,34 @@ using token_af = token_ebr<token_order::pass_then_free, Policies..., amortized_f
 namespace detail {
 template <class FreePolicy>
 struct token_record : core::thread_record<FreePolicy> {
-  // A record's state: active while its thread is inside an operation (or serving the token);
-  // token while the token waits there (only ever on an active record); fresh until the record's
-  // first operation (see join_ring()); lent while a barrier holds the garbage of the (inactive)
-  // record; exiting while its thread hands its garbage over at exit.
+  // A record's state: active while its thread is inside an operation (or serving the token),
+  // with the round count read at the operation's start above round_shift; token while the token
+  // waits there (only ever on an active record); fresh until the record's first operation (see
+  // join_ring()); lent while a barrier holds the garbage of the (inactive) record; exiting while
+  // its thread hands its garbage over at exit. An inactive record's state has no round: 0 when
+  // idle.
   static constexpr std::uint64_t active_bit = 1, token_bit = 2, fresh_bit = 4, lent_bit = 8,
                                  exiting_bit = 16;
-  static constexpr unsigned orphan_batches = 2;
+  static constexpr unsigned round_shift = 5;
+  static constexpr unsigned orphan_batches = 3;
+
+  static constexpr std::uint64_t active_in(std::uint64_t round) noexcept {
+    return active_bit | (round << round_shift);
+  }
+  static constexpr std::uint64_t round_of(std::uint64_t state) noexcept {
+    return state >> round_shift;
+  }
 
   // Written by passers (the token, skips) and the owner.
   alignas(core::cache_line) std::atomic<std::uint64_t> state{fresh_bit};
-  // Owner only.
-  alignas(core::cache_line) core::retired_list current, previous;
+  // Owner only: the state its current operation announced, and the bags, newest first.
+  alignas(core::cache_line) std::uint64_t announced = 0;
+  core::retired_list current, previous, oldest;
 
   void destroy_garbage() noexcept {
     current.destroy_all();
     previous.destroy_all();
+    oldest.destroy_all();
   }
 };
 }  // namespace detail
@@ -210,11 +241,16 @@ class token_ebr<Order, Policies...>::domain
 
   record& begin(record& r) {
     if (r.enter() != 0) return r;
+    // acquire: pairs with the wraps (RMWs on rounds_), so that a passer that skips us as active in
+    // this round (argument (c)) knows our reads come after the wrap. Same line as parked_.
+    r.announced = record::active_in(rounds_.load(std::memory_order_acquire));
     // acquire: pairs with the release part of a skip CAS in pass(), so what the passer knew (the
-    // unlinks of nodes it is about to let be freed) happens before this operation's reads. An RMW,
-    // not a store: a skip is ordered before or after it in the state's modification order, and so
-    // is a barrier's borrowing CAS (thread_record::try_borrow).
-    std::uint64_t was = r.state.exchange(active_bit, std::memory_order_acquire);
+    // unlinks of nodes it is about to let be freed) happens before this operation's reads;
+    // release: pairs with the acquire load in pass() of a passer that skips us as active in this
+    // round, so our earlier operations' reads happen before its frees. An RMW, not a store: a skip
+    // is ordered before or after it in the state's modification order, and so is a barrier's
+    // borrowing CAS (thread_record::try_borrow).
+    std::uint64_t was = r.state.exchange(r.announced, std::memory_order_acq_rel);
     if (was & (fresh_bit | lent_bit)) [[unlikely]] first_or_lent(r, was);
     if (parked_.load(std::memory_order_relaxed)) [[unlikely]] pick_up(r);
     r.freeing.on_operation(r);
@@ -223,7 +259,7 @@ class token_ebr<Order, Policies...>::domain
 
   void end(record& r) noexcept {
     if (!r.leave()) return;
-    std::uint64_t expected = active_bit;
+    std::uint64_t expected = r.announced;
     // release: this operation's reads happen before a skip CAS (acquire) that finds us inactive.
     // acquire on failure: pairs with the release CAS in pass() that left the token here. A CAS, not
     // a store: a store could erase a token handed over at this moment.
@@ -245,7 +281,7 @@ class token_ebr<Order, Policies...>::domain
     do {
       take(r);
       serve(r);
-      expected = active_bit;
+      expected = r.announced;
       // release / acquire: as in end().
     } while (!r.state.compare_exchange_strong(expected, 0, std::memory_order_release,
                                               std::memory_order_acquire));
@@ -253,19 +289,35 @@ class token_ebr<Order, Policies...>::domain
 
   // The token waits on our (active) record: take it in hand. Only we write our state while its token
   // bit is set, so a plain store clears it.
-  static void take(record& r) noexcept { r.state.store(active_bit, std::memory_order_relaxed); }
+  static void take(record& r) noexcept { r.state.store(r.announced, std::memory_order_relaxed); }
 
+  // At the start of an operation, before any of its reads.
   [[gnu::noinline]] void pick_up(record& r) noexcept {
     // acquire: pairs with the release store in park(). Only one thread reads true.
-    if (parked_.exchange(false, std::memory_order_acquire)) serve(r);
+    if (!parked_.exchange(false, std::memory_order_acquire)) return;
+    serve(r);
+    reannounce(r);
+  }
+
+  // Our pass may have completed a round: the operation, which has read nothing yet, announces the
+  // round it begins in now, or the token would wait for it in the round it just started. A CAS
+  // that keeps a token bit set meanwhile. acq_rel: as the exchange in begin().
+  void reannounce(record& r) noexcept {
+    const std::uint64_t now = record::active_in(rounds_.load(std::memory_order_acquire));
+    std::uint64_t s = r.announced;
+    while (!r.state.compare_exchange_weak(s, now | (s & token_bit), std::memory_order_acq_rel,
+                                          std::memory_order_acquire)) {
+    }
+    r.announced = now;
   }
 
   // A receipt: r is active and has the token in hand. Garbage of exited threads that is three
-  // rounds old (orphan_safe()) is freed with our previous bag.
+  // rounds old (orphan_safe()) is freed with our oldest bag.
   void serve(record& r) noexcept {
     timeline::record_instant(timeline::event::token_receipt, garbage_held(r));
-    core::retired_list safe = std::move(r.previous);
+    core::retired_list safe = std::move(r.oldest);
     safe.splice(this->take_safe_orphans([this](std::uint64_t n) { return orphan_safe(n); }));
+    r.oldest = std::move(r.previous);
     r.previous = std::move(r.current);
     if constexpr (Order::passes_first) {
       pass(r);
@@ -308,24 +360,31 @@ class token_ebr<Order, Policies...>::domain
     pass(r);
   }
 
-  // r has the token in hand: give it to the next active record in ring order, skipping the others;
-  // if it comes round to r, park it.
+  // r has the token in hand: give it to the next record in ring order that is active in an
+  // operation of an earlier round, skipping the others (arguments (b) and (c) above); if it comes
+  // round to r, park it.
   [[gnu::noinline]] void pass(record& r) noexcept {
     core::scan_timer timer(r.ctr);
-    for (record* z = next_in_ring(r, &r); z != &r; z = next_in_ring(r, z)) {
-      std::uint64_t s = z->state.load(std::memory_order_relaxed);
+    // Only the token's holder changes rounds_ (the others' RMWs write the value they read), and
+    // what its holders did happens before we hold it: relaxed reads the current round.
+    std::uint64_t round = rounds_.load(std::memory_order_relaxed);
+    for (record* z = next_in_ring(r, &r, round); z != &r; z = next_in_ring(r, z, round)) {
+      // acquire (load and CAS failures): for a skip (c), pairs with the release exchange in z's
+      // begin() that announced the round.
+      std::uint64_t s = z->state.load(std::memory_order_acquire);
       for (;;) {
         if (s & active_bit) {
+          if (record::round_of(s) == round) break;  // the skip (c): began in this round
           // release: pairs with the acquire CAS failure in end() / load in pass_if_returned():
           // everything before this pass happens before the receiver's frees.
           if (z->state.compare_exchange_weak(s, s | token_bit, std::memory_order_release,
-                                             std::memory_order_relaxed))
+                                             std::memory_order_acquire))
             return;
         } else if (z->state.compare_exchange_weak(s, s, std::memory_order_acq_rel,
-                                                  std::memory_order_relaxed)) {
-          // The skip (argument (b) above). acquire: pairs with the release CAS in end() or exchange
-          // in on_thread_exit() that made z inactive; release: pairs with the acquire exchange in
-          // z's next begin().
+                                                  std::memory_order_acquire)) {
+          // The skip (b). acquire: pairs with the release CAS in end() or exchange in
+          // on_thread_exit() that made z inactive; release: pairs with the acquire part of the
+          // exchange in z's next begin().
           break;
         }
       }
@@ -333,15 +392,20 @@ class token_ebr<Order, Policies...>::domain
     park();
   }
 
-  record* next_in_ring(record& r, record* z) noexcept {
+  // The record after z in the ring; a wrap from the tail to the head completes a round, and
+  // `round` follows it.
+  record* next_in_ring(record& r, record* z, std::uint64_t& round) noexcept {
     if (record* next = decltype(this->threads_)::next_of(z)) return next;
-    complete_round(r);
+    round = complete_round(r);
     return this->threads_.head();  // acquire: after the wrap, sees records that joined before it
   }
 
-  [[gnu::noinline]] void complete_round(record& r) noexcept {
-    // acq_rel: the wrap of the argument above; pairs with the CAS in join_ring().
-    r.count_epoch_advance(rounds_.fetch_add(1, std::memory_order_acq_rel) + 1);
+  [[gnu::noinline]] std::uint64_t complete_round(record& r) noexcept {
+    // acq_rel: the wrap of the argument above; pairs with the CAS in join_ring() and with the
+    // acquire load in begin().
+    const std::uint64_t round = rounds_.fetch_add(1, std::memory_order_acq_rel) + 1;
+    r.count_epoch_advance(round);
+    return round;
   }
 
   // release: pairs with the acquire exchange in pick_up().
@@ -382,7 +446,7 @@ class token_ebr<Order, Policies...>::domain
   }
 
   static std::uint64_t garbage_held(const record& r) noexcept {
-    return r.current.size() + r.previous.size() + r.freeing.held();
+    return r.current.size() + r.previous.size() + r.oldest.size() + r.freeing.held();
   }
 
   // Waits until rounds_ reaches target, running empty operations of our own: one picks up a parked
@@ -402,7 +466,9 @@ class token_ebr<Order, Policies...>::domain
 
   // orphan_safe()'s argument for a stamp read by our RMW at the call: every record is visited
   // between the wraps to n+1 and n+3, and one inside an operation that began before the call
-  // passes the token on only when it ends; so when rounds_ reads n+3 those operations have ended.
+  // passes the token on only when it ends (that operation read a round count no later than n, by
+  // coherence with our RMW, so no visit after the wrap to n+1 skips it as current); so when
+  // rounds_ reads n+3 those operations have ended.
   bool wait_for_grace_period(record& me, core::deadline d) {
     return drive_rounds(me, touch_rounds() + 3, d);
   }
@@ -410,6 +476,7 @@ class token_ebr<Order, Policies...>::domain
   static void take_garbage(record& r, typename base::gathered& into) noexcept {
     into.unsafe.splice(std::move(r.current));
     into.unsafe.splice(std::move(r.previous));
+    into.unsafe.splice(std::move(r.oldest));
     into.safe.splice(r.freeing.take());
   }
 
@@ -426,7 +493,7 @@ class token_ebr<Order, Policies...>::domain
     return this->finish_barrier(me, g, done, stamp);
   }
 
-  // One empty operation of our own: it picks up a parked token (a receipt frees the previous bag
+  // One empty operation of our own: it picks up a parked token (a receipt frees the oldest bag
   // and the orphans three rounds old), and holds our garbage against a barrier while the free
   // policy's safe garbage is freed.
   void flush_local(record& me) {
@@ -447,15 +514,16 @@ class token_ebr<Order, Policies...>::domain
     const std::uint64_t stamp = touch_rounds();
     this->orphan(r, std::move(r.current), stamp);
     this->orphan(r, std::move(r.previous), stamp);
+    this->orphan(r, std::move(r.oldest), stamp);
     r.freeing.drain(r);
     if (was & token_bit) pass(r);
     // An RMW, not a store: it continues the release sequence of a skip made while we exited.
     r.state.exchange(0, std::memory_order_acq_rel);
   }
 
-  // Read by every begin(), written rarely: one line.
+  // Read by every begin(), written once a round and at parking: one line.
   alignas(core::cache_line) std::atomic<bool> parked_{true};
-  alignas(core::cache_line) std::atomic<std::uint64_t> rounds_{0};
+  std::atomic<std::uint64_t> rounds_{0};
 };
 
 template <class Order, class... Policies>
