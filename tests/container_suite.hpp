@@ -23,12 +23,14 @@ using namespace reclaim_test;
 using reclaim::debra;
 using reclaim::ebr;
 using reclaim::hp;
+using reclaim::lfrc;
 using reclaim::nbr;
 using reclaim::nbr_plus;
 using reclaim::ner;
 using reclaim::none;
 using reclaim::qsbr;
 using reclaim::rcu;
+using reclaim::stamp_it;
 using reclaim::token_af;
 using reclaim::token_naive;
 using reclaim::token_pass_first;
@@ -118,8 +120,8 @@ void expect_retired(std::uint64_t retired, std::uint64_t inserts, std::uint64_t 
 //   and epoch_pop (epochs first).
 // - representative_schemes: one scheme per way of protecting a container (announced epochs, scanned
 //   epochs, quiescent states, per-operation reservations, a token, hazard pointers,
-//   neutralization, an amortized free policy). Every other container runs these; a new scheme goes
-//   here too when it protects containers in a way none of these does.
+//   neutralization, an amortized free policy, reference counts). Every other container runs
+//   these; a new scheme goes here too when it protects containers in a way none of these does.
 template <class... S>
 struct scheme_list {};
 using every_scheme =
@@ -127,10 +129,11 @@ using every_scheme =
                 token_periodic<>, token_af<>, nbr<reclaim::bag_threshold<64>>,
                 nbr_plus<reclaim::bag_threshold<64>>, debra<reclaim::amortized_free<1>>,
                 hp<reclaim::amortized_free<1>>, reclaim::hp_asym<>, reclaim::hazard_pop<>,
-                reclaim::epoch_pop<>>;
+                reclaim::epoch_pop<>, stamp_it<>, lfrc<>>;
 using representative_schemes =
     scheme_list<none, debra<>, ebr<>, qsbr<>, rcu<>, token_af<>, hp<>,
-                nbr_plus<reclaim::bag_threshold<64>>, debra<reclaim::amortized_free<1>>>;
+                nbr_plus<reclaim::bag_threshold<64>>, debra<reclaim::amortized_free<1>>,
+                lfrc<>>;
 
 // ::testing::Types of DS<S> for every S of Schemes that protects DS<S>, from the library's own
 // declarations (reclaim::protects), as the lab derives its applicability matrix.

@@ -430,14 +430,21 @@ TEST(applicability, hm_list_refuses_restartable_read_phases_with_a_reason) {
   EXPECT_FALSE((applies<needs_everything_scheme, list>().ok));
 }
 
-TEST(applicability, lazy_list_offers_every_need) {
+// Every need but allocated nodes: its sentinels are members of the list, which reference counting
+// (lfrc) cannot read through, and it says so.
+TEST(applicability, lazy_list_offers_every_need_but_allocated_nodes) {
   using namespace reclaim;
   using list = ds::lazy_list<std::int64_t, debra<>>;
-  for (needs n : all_needs) EXPECT_TRUE(list::offers(n).yes) << to_string(n);
+  for (needs n : all_needs)
+    EXPECT_EQ(list::offers(n).yes, n != needs_allocated_nodes) << to_string(n);
+  EXPECT_NE(list::offers(needs_allocated_nodes).why_not.find("sentinels"), std::string_view::npos);
+  static_assert(!protects<lfrc<>, ds::lazy_list<std::int64_t, lfrc<>>>);
+  static_assert(protects<lfrc<>, ds::hm_list<std::int64_t, lfrc<>>>);
   static_assert(protects<needs_restart_scheme, list>);
   static_assert(protects<needs_everything_scheme, list>);
   EXPECT_EQ(to_string(needs_validated_reads), "validated reads");
   EXPECT_EQ(to_string(needs_restartable_read_phases), "restartable read phases");
+  EXPECT_EQ(to_string(needs_allocated_nodes), "allocated nodes");
 }
 
 }  // namespace

@@ -14,7 +14,9 @@ using hm_list_restart_pairs = ::testing::Types<
     hm_list_restart<nbr<>>,
     hm_list_restart<nbr_plus<>>,
     hm_list_restart<nbr<reclaim::bag_threshold<64>>>,
-    hm_list_restart<nbr_plus<reclaim::bag_threshold<64>>>>;
+    hm_list_restart<nbr_plus<reclaim::bag_threshold<64>>>,
+    hm_list_restart<stamp_it<>>,
+    hm_list_restart<lfrc<>>>;
 INSTANTIATE_TYPED_TEST_SUITE_P(hm_list_restart, container, hm_list_restart_pairs);
 INSTANTIATE_TYPED_TEST_SUITE_P(hm_list_restart, container_lifecycle,
                                every_protected_pair<hm_list_restart>);

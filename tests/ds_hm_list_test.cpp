@@ -19,7 +19,9 @@ using hm_list_pairs = ::testing::Types<
     hm_list<token_af<>>,
     hm_list<reclaim::hp_asym<>>,
     hm_list<reclaim::hazard_pop<>>,
-    hm_list<reclaim::epoch_pop<>>>;
+    hm_list<reclaim::epoch_pop<>>,
+    hm_list<stamp_it<>>,
+    hm_list<lfrc<>>>;
 INSTANTIATE_TYPED_TEST_SUITE_P(hm_list, container, hm_list_pairs);
 INSTANTIATE_TYPED_TEST_SUITE_P(hm_list, container_lifecycle,
                                every_protected_pair<hm_list>);

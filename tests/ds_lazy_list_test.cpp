@@ -23,7 +23,8 @@ using lazy_list_pairs = ::testing::Types<
     lazy_list<nbr_plus<reclaim::bag_threshold<64>, reclaim::amortized_free<1>>>,
     lazy_list<reclaim::hp_asym<>>,
     lazy_list<reclaim::hazard_pop<>>,
-    lazy_list<reclaim::epoch_pop<>>>;
+    lazy_list<reclaim::epoch_pop<>>,
+    lazy_list<stamp_it<>>>;
 INSTANTIATE_TYPED_TEST_SUITE_P(lazy_list, container, lazy_list_pairs);
 INSTANTIATE_TYPED_TEST_SUITE_P(lazy_list, container_lifecycle,
                                every_protected_pair<lazy_list>);

@@ -15,6 +15,7 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <type_traits>
 #include <vector>
 
 #include "test_support.hpp"
@@ -22,8 +23,11 @@
 namespace {
 
 using namespace reclaim_test;
+// lazy_list, or where the scheme cannot protect it (lfrc: its sentinels are members), hm_list.
 template <class S>
-using list_of = reclaim::ds::lazy_list<std::int64_t, S>;
+using list_of = std::conditional_t<reclaim::protects<S, reclaim::ds::lazy_list<std::int64_t, S>>,
+                                   reclaim::ds::lazy_list<std::int64_t, S>,
+                                   reclaim::ds::hm_list<std::int64_t, S>>;
 
 template <class S>
 class every_scheme_lifecycle : public ::testing::Test {};
@@ -40,14 +44,14 @@ using churn_schemes = ::testing::Types<
     reclaim::token_naive<>, reclaim::token_pass_first<>, reclaim::token_periodic<>,
     reclaim::token_af<>, reclaim::nbr<>, reclaim::nbr_plus<>,
     reclaim::nbr<reclaim::bag_threshold<64>>, reclaim::nbr_plus<reclaim::bag_threshold<64>>,
-    RECLAIM_TEST_HP_FAMILY>;
+    reclaim::stamp_it<>, reclaim::lfrc<>, RECLAIM_TEST_HP_FAMILY>;
 template <class S>
 class churn : public ::testing::Test {};
 TYPED_TEST_SUITE(churn, churn_schemes);
 
 // One insert/erase pair of `key`: one retired node when both succeed.
-template <class S>
-void pair_of_operations(list_of<S>& list, std::int64_t key) {
+template <class List>
+void pair_of_operations(List& list, std::int64_t key) {
   list.insert(key);
   list.erase(key);
 }
@@ -271,7 +275,8 @@ class misuse : public ::testing::Test {
 };
 using misuse_schemes = ::testing::Types<reclaim::debra<>, reclaim::ebr<>, reclaim::qsbr<>,
                                         reclaim::rcu<>, reclaim::hp<>, reclaim::token_af<>,
-                                        reclaim::nbr<reclaim::bag_threshold<64>>>;
+                                        reclaim::nbr<reclaim::bag_threshold<64>>,
+                                        reclaim::stamp_it<>>;
 TYPED_TEST_SUITE(misuse, misuse_schemes);
 
 TYPED_TEST(misuse, retiring_a_node_twice_is_named) {

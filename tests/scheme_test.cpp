@@ -48,6 +48,8 @@ std::uint64_t progress_of(const reclaim::stats& s) {
     return s.scans;
   else if constexpr (S::family == reclaim::family::epoch)
     return s.epochs;
+  else if constexpr (S::family == reclaim::family::reference_counting)
+    return s.freed;  // no machinery: a node goes with its last reference
   else
     return 0;
 }
@@ -72,6 +74,13 @@ constexpr bool frees_amortized = [] {
   else
     return false;
 }();
+
+// Schemes whose protector frees the victim as its protection ends: under stamp_it the thread that
+// leaves the pool last frees what the others handed over; under lfrc a node goes with its last
+// reference.
+template <class S>
+constexpr bool frees_as_protection_ends =
+    requires { S::handover_threshold; } || S::family == reclaim::family::reference_counting;
 
 // One step of work by a live thread that lets the scheme reclaim: an epoch scheme needs operations
 // (it frees when it sees the epoch move), a pointer scheme or rcu needs retires (it frees when it
@@ -184,7 +193,12 @@ void check_survives_while_protected(bool nested) {
   }
   p.release();
   EXPECT_TRUE(p.read_intact_victim()) << "the protector saw a damaged node";
-  EXPECT_EQ(p.victim_destroyed.load(), 0);
+  // Under stamp_it the protector, the oldest thread inside, is the last one out, and frees on its
+  // way out what the others handed over, the victim with the fillers; under lfrc its release was
+  // the victim's last reference.
+  if constexpr (!frees_as_protection_ends<S>) {
+    EXPECT_EQ(p.victim_destroyed.load(), 0);
+  }
   p.exit();
 }
 

@@ -32,7 +32,8 @@ using freeing_schemes =
                      reclaim::hp<reclaim::slots<8>>, reclaim::hp<reclaim::amortized_free<1>>,
                      reclaim::ebr<>, reclaim::ner<>, reclaim::qsbr<>, reclaim::rcu<>,
                      reclaim::token_naive<>, reclaim::token_pass_first<>,
-                     reclaim::token_periodic<>, reclaim::token_af<>, RECLAIM_TEST_HP_FAMILY>;
+                     reclaim::token_periodic<>, reclaim::token_af<>, reclaim::stamp_it<>,
+                     reclaim::lfrc<>, RECLAIM_TEST_HP_FAMILY>;
 
 template <class S>
 class smart_ptr : public ::testing::Test {};

@@ -335,7 +335,7 @@ class rcu_domain_facade : public ::testing::Test {
   cxx26::basic_rcu_domain<S> dom{scheme_domain};
 };
 using rcu_schemes = ::testing::Types<reclaim::debra<>, reclaim::ebr<>, reclaim::qsbr<>,
-                                     reclaim::rcu<>, reclaim::token_af<>>;
+                                     reclaim::rcu<>, reclaim::token_af<>, reclaim::stamp_it<>>;
 TYPED_TEST_SUITE(rcu_domain_facade, rcu_schemes);
 
 static_assert(std::is_same_v<cxx26::rcu_domain, cxx26::basic_rcu_domain<reclaim::debra<>>>);

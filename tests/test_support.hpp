@@ -63,7 +63,8 @@ using all_schemes =
                      reclaim::token_naive<>, reclaim::token_pass_first<>,
                      reclaim::token_periodic<>, reclaim::token_af<>,
                      reclaim::nbr<reclaim::bag_threshold<64>>,
-                     reclaim::nbr_plus<reclaim::bag_threshold<64>>, RECLAIM_TEST_HP_FAMILY>;
+                     reclaim::nbr_plus<reclaim::bag_threshold<64>>, reclaim::stamp_it<>,
+                     reclaim::lfrc<>, RECLAIM_TEST_HP_FAMILY>;
 // Schemes that free while the domain lives.
 using reclaiming_schemes = ::testing::Types<
     reclaim::debra<>, reclaim::hp<>, reclaim::debra<reclaim::check_every<5>>,
@@ -73,7 +74,8 @@ using reclaiming_schemes = ::testing::Types<
     reclaim::rcu<reclaim::epoch_freq<4>, reclaim::empty_freq<16>>, reclaim::token_naive<>,
     reclaim::token_pass_first<>, reclaim::token_periodic<>, reclaim::token_af<>,
     reclaim::nbr<reclaim::bag_threshold<64>>, reclaim::nbr_plus<reclaim::bag_threshold<64>>,
-    reclaim::nbr<reclaim::bag_threshold<64>, reclaim::amortized_free<1>>, RECLAIM_TEST_HP_FAMILY>;
+    reclaim::nbr<reclaim::bag_threshold<64>, reclaim::amortized_free<1>>, reclaim::stamp_it<>,
+    reclaim::stamp_it<reclaim::amortized_free<1>>, reclaim::lfrc<>, RECLAIM_TEST_HP_FAMILY>;
 
 // The containers as the lab runs them, int64 sets, as templates of the scheme alone (what the
 // typed suites take as template template arguments). The suite calls the hash set hm_hashmap, as

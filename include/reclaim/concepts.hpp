@@ -47,13 +47,20 @@ enum needs : unsigned {
   // restart, followed by write phases that touch only nodes reserved at the end of the read phase
   // (neutralization, paper 000 section 4).
   needs_restartable_read_phases = 1u << 1,
+  // Every node a protected read can reach was allocated on its own (with new, or the guard's
+  // create()) and is retired or deleted, never a member of the container or of another object:
+  // reference counting keeps each node's count in a header in front of it, in memory it never
+  // gives back (lfrc). A container answers this one explicitly: embedded sentinels say no.
+  needs_allocated_nodes = 1u << 2,
 };
-inline constexpr needs all_needs[] = {needs_validated_reads, needs_restartable_read_phases};
+inline constexpr needs all_needs[] = {needs_validated_reads, needs_restartable_read_phases,
+                                      needs_allocated_nodes};
 
 constexpr std::string_view to_string(needs n) {
   switch (n) {
     case needs_validated_reads: return "validated reads";
     case needs_restartable_read_phases: return "restartable read phases";
+    case needs_allocated_nodes: return "allocated nodes";
     default: return "nothing";
   }
 }

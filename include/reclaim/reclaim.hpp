@@ -7,6 +7,7 @@
 #include "ds/abtree.hpp"
 #include "ds/cuckoo_map.hpp"
 #include "ds/dgt_bst.hpp"
+#include "ds/guarded_hm_hashmap.hpp"
 #include "ds/guarded_hm_list.hpp"
 #include "ds/guarded_ms_queue.hpp"
 #include "ds/harris_list.hpp"
@@ -32,12 +33,14 @@
 #include "schemes/hp_mprotect.hpp"  // x86 only
 #include "schemes/hp_splitcas.hpp"  // x86 only
 #endif
+#include "schemes/lfrc.hpp"
 #include "schemes/nbr.hpp"
 #include "schemes/ner.hpp"
 #include "schemes/none.hpp"
 #include "schemes/qsbr.hpp"
 #include "schemes/rcu.hpp"
 #include "schemes/sized_for.hpp"
+#include "schemes/stamp_it.hpp"
 #include "schemes/token_ebr.hpp"
 #include "std/hazard_pointer.hpp"
 #include "std/rcu.hpp"

@@ -61,6 +61,14 @@ class domain_base {
     g.retire(node, std::forward<D>(deleter));
   }
 
+  // A node made as the scheme wants its nodes made: `new T(args...)`, except where the scheme keeps
+  // node memory of its own (lfrc hides this with one that takes from the domain's free list).
+  // Containers that make nodes without a guard use it (a guard's create() does the same).
+  template <class T, class... Args>
+  T* create(Args&&... args) {
+    return new T(std::forward<Args>(args)...);
+  }
+
   // Cheap and non-blocking: the calling thread frees what is already safe of its own garbage and
   // of the orphanage, advancing the epoch (or scanning, or running a round) once if it can.
   // docs/schemes.md says what each scheme does. nbr: not inside a read phase.

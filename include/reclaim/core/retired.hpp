@@ -29,6 +29,21 @@ struct retired_hook {
 
 inline constexpr unsigned char poison_byte = 0xDB;
 
+// What `delete node` does after the destructor: free the memory through T's own operator delete
+// where it has one (lfrc keeps its nodes in type-stable memory that way), else the global one.
+template <class T>
+void deallocate_node(T* node) noexcept {
+  void* p = static_cast<void*>(node);
+  if constexpr (requires(void* q) { T::operator delete(q, sizeof(T)); })
+    T::operator delete(p, sizeof(T));
+  else if constexpr (requires(void* q) { T::operator delete(q); })
+    T::operator delete(p);
+  else if constexpr (alignof(T) > __STDCPP_DEFAULT_NEW_ALIGNMENT__)
+    ::operator delete(p, std::align_val_t{alignof(T)});
+  else
+    ::operator delete(p);
+}
+
 // The default deleter: `delete` for nodes made with `new T(...)`, poisoned first where enabled.
 template <class T>
 void destroy_node(retired_hook* hook) noexcept {
@@ -36,10 +51,7 @@ void destroy_node(retired_hook* hook) noexcept {
 #if RECLAIM_POISON_FREED
   node->~T();
   std::memset(static_cast<void*>(node), poison_byte, sizeof(T));
-  if constexpr (alignof(T) > __STDCPP_DEFAULT_NEW_ALIGNMENT__)
-    ::operator delete(static_cast<void*>(node), std::align_val_t{alignof(T)});
-  else
-    ::operator delete(static_cast<void*>(node));
+  deallocate_node(node);
 #else
   delete node;
 #endif
@@ -92,6 +104,17 @@ class retired_list {
     other.size_ = 0;
   }
 
+  // Adds a node at the back (a list kept in age order, oldest first: Stamp-it's).
+  void push_back(retired_hook* node) noexcept {
+    node->next_retired = nullptr;
+    if (tail_)
+      tail_->next_retired = node;
+    else
+      head_ = node;
+    tail_ = node;
+    ++size_;
+  }
+
   retired_hook* pop() noexcept {
     retired_hook* node = head_;
     if (!node) return nullptr;
@@ -128,9 +151,11 @@ class retired_list {
 // A batch of garbage that an exited thread handed over, with its age. `stamp` says when the batch
 // becomes safe, in the scheme's own terms (epoch schemes: the epoch its nodes were retired in;
 // Token-EBR: the token round count read after they were unlinked); schemes whose reclaimers check
-// every node themselves (hazard pointers, neutralization, per-node stamps) ignore it. A batch is
-// never re-stamped: whoever takes it either frees it, splices it into lists that keep each node's
-// age, or gives it back unchanged, so a run of short-lived threads cannot keep garbage young.
+// every node themselves (hazard pointers, neutralization, per-node stamps) ignore it; Stamp-it,
+// whose nodes carry their own stamps, keeps the oldest node's there. A batch is never made
+// younger: whoever takes it either frees it, splices it into lists that keep each node's age,
+// gives it back unchanged, or (Stamp-it) frees its oldest nodes and gives the rest back with the
+// stamp of its new oldest; so a run of short-lived threads cannot keep garbage young.
 struct orphan_batch {
   orphan_batch* next = nullptr;
   retired_list garbage;
@@ -191,6 +216,19 @@ class orphanage {
   // Every batch, as one list.
   retired_list take_all() noexcept {
     return take_if([](std::uint64_t) { return true; });
+  }
+
+  // The batches themselves, for a scheme that frees part of a batch (Stamp-it frees a batch's
+  // oldest nodes and keeps the rest with the stamp of its new oldest). The caller owns them until
+  // it hands back what is left with give_back(); an emptied batch is the caller's to delete.
+  orphan_batch* take_batches() noexcept {
+    if (empty()) [[likely]] return nullptr;
+    // acquire: as in take_if().
+    return head_.exchange(nullptr, std::memory_order_acquire);
+  }
+  // Hands back the chain first..last (linked through next), taken with take_batches().
+  void give_back(orphan_batch* first, orphan_batch* last) noexcept {
+    if (first) push(first, last);
   }
 
   // The batches whose stamp satisfies `is_safe`, as one list; the others go back as they were.

@@ -18,6 +18,10 @@ struct stats {
   std::uint64_t scans = 0;         // hazard scans / reclamation passes
   std::uint64_t signals = 0;       // signals sent (neutralization)
   std::uint64_t free_ns = 0;       // time spent in free calls, nanoseconds
+  // Time spent deciding what is safe to free (scans of hazards or announcements, epoch advance
+  // attempts, walks of stamped lists), nanoseconds, estimated by sampling (core::scan_timer).
+  // (free_ns + scan_ns) / freed is a scheme's reclamation cost per node.
+  std::uint64_t scan_ns = 0;
   std::uint64_t threads = 0;       // thread records in use now
   std::uint64_t records = 0;       // thread records ever created (reused after threads exit)
   // The longest single reclamation pause of any thread, nanoseconds (wall time): one batch freed
@@ -31,8 +35,11 @@ namespace core {
 // Per-thread counters. Each is written by its owner only, so an increment is a relaxed load and
 // store, not a locked RMW; stats() reads them from any thread (relaxed: a snapshot, not a barrier).
 struct counters {
-  std::atomic<std::uint64_t> retired{0}, freed{0}, epochs{0}, scans{0}, signals{0}, free_ns{0};
+  std::atomic<std::uint64_t> retired{0}, freed{0}, epochs{0}, scans{0}, signals{0}, free_ns{0},
+      scan_ns{0};
   std::atomic<std::uint64_t> longest_pause_ns{0};
+  // Owner only: the calls since the last timed one (sampled_timer), of scans and of single frees.
+  unsigned scans_untimed = 0, frees_untimed = 0;
 
   static void add(std::atomic<std::uint64_t>& c, std::uint64_t n) noexcept {
     c.store(c.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
@@ -50,6 +57,7 @@ struct counters {
     s.scans += scans.load(std::memory_order_relaxed);
     s.signals += signals.load(std::memory_order_relaxed);
     s.free_ns += free_ns.load(std::memory_order_relaxed);
+    s.scan_ns += scan_ns.load(std::memory_order_relaxed);
     s.longest_pause_ns =
         std::max(s.longest_pause_ns, longest_pause_ns.load(std::memory_order_relaxed));
   }
@@ -120,6 +128,46 @@ class free_timer {
  private:
   counters& c_;
   std::chrono::steady_clock::time_point start_;
+};
+
+// Measures the wall time of a block that runs often and briefly into a counter: one run in
+// `period` is timed and counted `period` times, an estimate of the total that is unbiased when the
+// runs do not follow a pattern of the period's length, where two clock reads on every run would
+// cost more than the run. The period is prime, so that kinds of runs that alternate (nbr's signal
+// round and its scan) are each timed in turn. `untimed` is the record's count of runs since the
+// last timed one (scans and single frees keep one each). Owner only.
+class sampled_timer {
+ public:
+  static constexpr unsigned period = 17;
+
+  sampled_timer(std::atomic<std::uint64_t>& into, unsigned& untimed) noexcept
+      : into_(into), timed_(++untimed == period) {
+    if (timed_) {
+      untimed = 0;
+      start_ = std::chrono::steady_clock::now();
+    }
+  }
+  ~sampled_timer() {
+    if (!timed_) return;
+    auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() -
+                                                                   start_);
+    counters::add(into_, period * static_cast<std::uint64_t>(ns.count()));
+  }
+  sampled_timer(const sampled_timer&) = delete;
+  sampled_timer& operator=(const sampled_timer&) = delete;
+
+ private:
+  std::atomic<std::uint64_t>& into_;
+  bool timed_;
+  std::chrono::steady_clock::time_point start_{};
+};
+
+// A reclamation pass that decides what is safe to free (a scan of hazards or announcements, an
+// epoch advance attempt, a walk of stamped lists), into counters::scan_ns. Some schemes run one on
+// every operation (ebr tries to advance on every entry): sampled.
+class scan_timer : public sampled_timer {
+ public:
+  explicit scan_timer(counters& c) noexcept : sampled_timer(c.scan_ns, c.scans_untimed) {}
 };
 
 }  // namespace core

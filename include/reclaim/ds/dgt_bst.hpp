@@ -75,6 +75,8 @@ class basic_dgt_bst
                 "removed nodes keep their child pointers, so re-reading the parent cannot validate "
                 "a read"};
       case needs_restartable_read_phases: return {true};
+      case needs_allocated_nodes:
+        return {false, "its sentinel root and leaf are members of the tree object"};
       default: return {true};
     }
   }

@@ -47,6 +47,7 @@ class guarded_ms_queue {
       case needs_validated_reads: return {true};  // by re-reading head_ after acquiring its next
       case needs_restartable_read_phases:
         return {false, "written with guard_ptr, which neutralization cannot serve"};
+      case needs_allocated_nodes: return {true};  // the dummy too is allocated (new node)
       default: return {true};
     }
   }
@@ -77,7 +78,7 @@ class guarded_ms_queue {
 
   template <class... Args>
   void emplace(Args&&... args) {
-    node* fresh = new node(std::in_place, std::forward<Args>(args)...);
+    node* fresh = domain_.template create<node>(std::in_place, std::forward<Args>(args)...);
     region_guard<Scheme> region(domain_);
     guard tail(region);
     for (;;) {

@@ -68,6 +68,8 @@ class basic_harris_list
                 "searches read links out of marked nodes, which never change: re-reading one cannot "
                 "prove the node it points to is still reachable (use hm_list)"};
       case needs_restartable_read_phases: return {true};
+      case needs_allocated_nodes:
+        return {false, "its head and tail sentinels are members of the list object"};
       default: return {true};
     }
   }

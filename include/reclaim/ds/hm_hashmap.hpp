@@ -29,6 +29,7 @@
 #include <utility>
 
 #include "../concepts.hpp"
+#include "detail/bucket_table.hpp"
 #include "detail/container_api.hpp"
 #include "detail/hm_bucket.hpp"
 
@@ -57,6 +58,7 @@ class basic_hm_hashmap
   static constexpr unsigned slots_used = bucket::slots_used;
   static constexpr std::size_t default_buckets = std::size_t{1} << 14;
 
+  // Validated reads: the predecessor's link is re-read. Allocated nodes: the heads are links.
   static constexpr support offers(needs n) {
     if (n == needs_restartable_read_phases && !restarts)
       return {false,
@@ -69,11 +71,7 @@ class basic_hm_hashmap
   explicit basic_hm_hashmap(domain_type& domain = Scheme::default_domain(),
                             std::size_t buckets = default_buckets, const Hash& hash = Hash(),
                             const Compare& comp = Compare())
-      : domain_(domain),
-        hash_(hash),
-        comp_(comp),
-        bits_(static_cast<unsigned>(std::countr_zero(std::bit_ceil(buckets ? buckets : 1)))),
-        heads_(std::make_unique<typename bucket::head_type[]>(bucket_count())) {
+      : domain_(domain), comp_(comp), table_(buckets, hash) {
     // offers()'s reason, repeated: a static_assert message must be a string literal.
     static_assert(meets<Scheme, basic_hm_hashmap>(needs_restartable_read_phases),
                   "hm_hashmap and hm_hashset cannot serve a scheme that needs restartable read "
@@ -86,9 +84,7 @@ class basic_hm_hashmap
                   "predecessor, the node and its successor), and this scheme's guard has fewer "
                   "hazard slots: use hp<reclaim::slots<3>> or more");
   }
-  ~basic_hm_hashmap() {
-    for (std::size_t b = 0; b < bucket_count(); ++b) bucket::destroy_all(heads_[b]);
-  }
+  ~basic_hm_hashmap() { table_.for_each_head(bucket::destroy_all); }
   basic_hm_hashmap(const basic_hm_hashmap&) = delete;
   basic_hm_hashmap& operator=(const basic_hm_hashmap&) = delete;
 
@@ -104,26 +100,15 @@ class basic_hm_hashmap
     return bucket::lookup(domain_, head_of(key), comp_, key, std::forward<F>(f));
   }
 
-  std::size_t bucket_count() const noexcept { return std::size_t{1} << bits_; }
-  std::size_t bucket_of(const Key& key) const noexcept {
-    // Fibonacci hashing: the top bits_ bits of hash x 2^64/phi (none for a single bucket).
-    const std::uint64_t h = static_cast<std::uint64_t>(hash_(key)) * 0x9E3779B97F4A7C15ull;
-    return bits_ == 0 ? 0 : static_cast<std::size_t>(h >> (64 - bits_));
-  }
+  std::size_t bucket_count() const noexcept { return table_.count(); }
+  std::size_t bucket_of(const Key& key) const noexcept { return table_.bucket_of(key); }
 
   // Quiescent (size(), for_each() and key_sum() come from container_api): every bucket well formed
   // (keys strictly increasing, no marked node reachable), and every key in the bucket it hashes to.
-  bool well_formed() const {
-    bool ok = true;
-    for (std::size_t b = 0; b < bucket_count() && ok; ++b) {
-      ok = bucket::well_formed(heads_[b], comp_);
-      bucket::for_each_element(heads_[b], [&](const auto& e) { ok = ok && bucket_of(e.key) == b; });
-    }
-    return ok;
-  }
+  bool well_formed() const { return table_.template well_formed<bucket>(comp_); }
 
  private:
-  typename bucket::head_type& head_of(const Key& key) noexcept { return heads_[bucket_of(key)]; }
+  typename bucket::head_type& head_of(const Key& key) noexcept { return table_.head_of(key); }
 
   template <class K, class... V>
   bool emplace(K&& key, V&&... value) {
@@ -133,14 +118,12 @@ class basic_hm_hashmap
   // Bucket by bucket, each in key order.
   template <class F>
   void for_each_element(F f) const {
-    for (std::size_t b = 0; b < bucket_count(); ++b) bucket::for_each_element(heads_[b], f);
+    table_.template for_each_element<bucket>(f);
   }
 
   domain_type& domain_;
-  [[no_unique_address]] Hash hash_;
   [[no_unique_address]] Compare comp_;
-  const unsigned bits_;  // log2 of the bucket count
-  std::unique_ptr<typename bucket::head_type[]> heads_;
+  detail::bucket_table<typename bucket::head_type, Hash> table_;
 };
 
 // A map from keys to values fixed at insertion, hashed by Hash, each bucket ordered by Compare.

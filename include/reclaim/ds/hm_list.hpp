@@ -45,6 +45,7 @@ class basic_hm_list : public detail::container_api<
   using key_compare = Compare;
   static constexpr unsigned slots_used = bucket::slots_used;
 
+  // Validated reads: the predecessor's link is re-read. Allocated nodes: the head is a link.
   static constexpr support offers(needs n) {
     if (n == needs_restartable_read_phases && !restarts)
       return {false,

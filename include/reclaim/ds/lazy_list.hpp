@@ -55,6 +55,10 @@ class basic_lazy_list
     switch (n) {
       case needs_validated_reads: return {true};  // by restarting when the predecessor is marked
       case needs_restartable_read_phases: return {true};
+      case needs_allocated_nodes:
+        return {false,
+                "its head and tail sentinels are members of the list object, and searches protect "
+                "the tail like any node"};
       default: return {true};
     }
   }
@@ -62,6 +66,12 @@ class basic_lazy_list
   explicit basic_lazy_list(domain_type& domain = Scheme::default_domain(),
                            const Compare& comp = Compare())
       : domain_(domain), comp_(comp) {
+    // offers()'s reason, repeated: a static_assert message must be a string literal.
+    static_assert(meets<Scheme, basic_lazy_list>(needs_allocated_nodes),
+                  "lazy_list and lazy_list_map cannot serve a scheme that needs allocated nodes "
+                  "(lfrc, which counts references in a header in front of each node): its head and "
+                  "tail sentinels are members of the list object, and searches protect the tail "
+                  "like any node. Under lfrc use hm_list or hm_hashmap");
     static_assert(has_slots<Scheme, basic_lazy_list>(),
                   "lazy_list and lazy_list_map protect 2 nodes at once (the predecessor and the "
                   "node), and this scheme's guard has fewer hazard slots: use "

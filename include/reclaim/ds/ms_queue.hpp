@@ -55,6 +55,7 @@ class ms_queue {
     switch (n) {
       case needs_validated_reads: return {true};  // by re-reading head_ after protecting its next
       case needs_restartable_read_phases: return {true};
+      case needs_allocated_nodes: return {true};  // the dummy too is allocated (new node)
       default: return {true};
     }
   }

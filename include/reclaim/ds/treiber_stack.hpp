@@ -47,6 +47,7 @@ class treiber_stack {
     switch (n) {
       case needs_validated_reads: return {true};  // top_ is re-read; a popped node never returns
       case needs_restartable_read_phases: return {true};
+      case needs_allocated_nodes: return {true};  // every node is created by push
       default: return {true};
     }
   }

@@ -165,6 +165,7 @@ class debra<Policies...>::domain
   }
 
   void check_one(record& r, std::uint64_t e) {
+    core::scan_timer timer(r.ctr);
     record* other = r.check_cursor ? r.check_cursor : this->threads_.head();
     // seq_cst: pairs with the exchange in begin(); acquire part: a quiescent announcement carries
     // the other thread's completed reads (release in end()).

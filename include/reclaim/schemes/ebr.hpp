@@ -186,6 +186,7 @@ class basic_ebr<Flavour, Policies...>::domain
   // during the pass read the epoch after registering, so they announce e or later; missing them is
   // safe.
   [[gnu::noinline]] bool try_advance(record& r, std::uint64_t e) {
+    core::scan_timer timer(r.ctr);
     if (!can_advance(e)) return false;
     std::uint64_t expected = e;
     // seq_cst: in the order S of argument (2), and a release for whoever reads the new epoch

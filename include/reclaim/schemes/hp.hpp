@@ -404,6 +404,7 @@ class hp<Policies...>::domain
 
   // Moves the nodes of `list` that no hazard protects now into `safe`.
   void take_unprotected(record& r, core::retired_list& list, core::retired_list& safe) {
+    core::scan_timer timer(r.ctr);
     // The heavy side (core/fence.hpp): pairs with fence::publish() and light(); under hazard_pop
     // it pings the threads of every record (counted as signals).
     const std::size_t signals = fence::heavy(r.fence, [&](auto&& f) {

@@ -387,6 +387,7 @@ class basic_nbr<Variant, Policies...>::domain
 
   // A signal round of our own; nbr_plus announces it to the threads that watch.
   void round(record& r) {
+    core::scan_timer timer(r.ctr);
     if constexpr (Variant::plus) {
       // seq_cst RMW: the round (odd) begins before its snapshot of the phase words; pairs with
       // the acquire loads in observed_a_round().
@@ -542,6 +543,7 @@ class basic_nbr<Variant, Policies...>::domain
 
   // Moves the nodes of `list` that no write phase reserves now into `safe` (a reclamation pass).
   void take_unreserved(record& r, core::retired_list& list, core::retired_list& safe) {
+    core::scan_timer timer(r.ctr);
     collect_reservations(r);
     list.partition_into(safe, [&](core::retired_hook* node) {
       return !std::binary_search(r.reserved_now.begin(), r.reserved_now.end(), node);

@@ -211,6 +211,7 @@ class qsbr<Policies...>::domain
 
   // Whether the epoch moved past e (by our CAS or another's).
   [[gnu::noinline]] bool try_advance(record& r, std::uint64_t e) {
+    core::scan_timer timer(r.ctr);
     if (!can_advance(e)) return false;
     std::uint64_t expected = e;
     // seq_cst: in the order S of go_online(); release for the loads of the new epoch.

@@ -174,6 +174,7 @@ class rcu<Policies...>::domain : public core::domain_base<domain, detail::rcu_re
   // orphanage's release/acquire carries their stamps' RMWs to us), take the minimum reservation,
   // free what is older than it.
   [[gnu::noinline]] void scan(record& r) {
+    core::scan_timer timer(r.ctr);
     r.retired.splice(this->adopt_orphans());
     std::uint64_t min = none;
     for (const record* other = this->threads_.head(); other;

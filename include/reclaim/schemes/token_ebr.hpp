@@ -364,6 +364,7 @@ class token_ebr<Order, Policies...>::domain
   // operation of an earlier round, skipping the others (arguments (b) and (c) above); if it comes
   // round to r, park it.
   [[gnu::noinline]] void pass(record& r) noexcept {
+    core::scan_timer timer(r.ctr);
     // Only the token's holder changes rounds_ (the others' RMWs write the value they read), and
     // what its holders did happens before we hold it: relaxed reads the current round.
     std::uint64_t round = rounds_.load(std::memory_order_relaxed);

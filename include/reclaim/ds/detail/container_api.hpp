@@ -48,6 +48,14 @@ using search_key =
     std::conditional_t<std::is_trivially_copyable_v<Key> && sizeof(Key) <= sizeof(void*), Key,
                        const Key&>;
 
+// The bucket of `hash` among 2^bits buckets (the hash tables): Fibonacci hashing, the top bits of
+// hash x 2^64/phi, which spreads consecutive integers (std::hash of an integer is the integer) over
+// all buckets.
+constexpr std::size_t fibonacci_bucket(std::uint64_t hash, unsigned bits) noexcept {
+  const std::uint64_t h = hash * 0x9E3779B97F4A7C15ull;
+  return bits == 0 ? 0 : static_cast<std::size_t>(h >> (64 - bits));
+}
+
 template <class Derived, class Key, class Value>
 class container_api {
  public:

@@ -1,0 +1,118 @@
+// guarded_hm_hashmap: Michael's lock-free hash table (Michael, SPAA 2002), a fixed array of
+// Harris-Michael lists, written with paper 003's smart pointers: the hash map of paper 003's
+// HashMap benchmark (section 4.1), whose threads hold the values they looked up in long-lived
+// guard_ptrs.
+//
+// What it is. hm_hashmap's table (a power-of-two array of bucket heads, Fibonacci hashing, keys
+// sorted per bucket) over guarded_hm_list's algorithm (detail/guarded_hm_bucket.hpp). Besides
+// hm_hashmap's interface, get(key) returns the key's value held in a value_ptr: the node cannot
+// be freed while the caller holds it, across any number of operations, even once the key is
+// erased; under hp each value_ptr takes a hazard slot from its thread's pool, which grows as
+// needed (the "dynamic number of hazard pointers" the paper gives hp for this benchmark); under
+// the region schemes holding one keeps the thread inside an operation. nbr cannot serve it.
+//
+// `guarded_hm_hashmap<Key, Value, Scheme, Hash, Compare>` is the map, `guarded_hm_hashset<Key,
+// Scheme, Hash, Compare>` the set (container_api.hpp). Progress: lock-free, as the lists.
+#pragma once
+#include <bit>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string_view>
+#include <utility>
+
+#include "../concepts.hpp"
+#include "detail/bucket_table.hpp"
+#include "detail/container_api.hpp"
+#include "detail/guarded_hm_bucket.hpp"
+
+namespace reclaim::ds {
+
+template <class Key, class Value, scheme Scheme, class Hash = std::hash<Key>,
+          class Compare = std::less<Key>>
+class basic_guarded_hm_hashmap
+    : public detail::container_api<basic_guarded_hm_hashmap<Key, Value, Scheme, Hash, Compare>,
+                                   Key, Value> {
+  using api = detail::container_api<basic_guarded_hm_hashmap, Key, Value>;
+  friend api;
+  using bucket = detail::guarded_hm_bucket<Key, Value, Scheme, Compare>;
+
+ public:
+  static constexpr std::string_view name =
+      api::is_map ? "guarded_hm_hashmap" : "guarded_hm_hashset";
+  using scheme_type = Scheme;
+  using domain_type = typename Scheme::domain;
+  using hasher = Hash;
+  using key_compare = Compare;
+  using value_ptr = typename bucket::value_ptr;
+  static constexpr std::size_t default_buckets = std::size_t{1} << 14;
+
+  static constexpr support offers(needs n) {
+    switch (n) {
+      case needs_restartable_read_phases:
+        return {false, "written with guard_ptr, which neutralization cannot serve"};
+      case needs_allocated_nodes: return {true};  // heads are links, not nodes
+      default: return {true};  // validated reads: the predecessor's link is re-read
+    }
+  }
+
+  // `buckets` is rounded up to a power of two (at least 1).
+  explicit basic_guarded_hm_hashmap(domain_type& domain = Scheme::default_domain(),
+                                    std::size_t buckets = default_buckets,
+                                    const Hash& hash = Hash(), const Compare& comp = Compare())
+      : domain_(domain), comp_(comp), table_(buckets, hash) {
+    static_assert(protects<Scheme, basic_guarded_hm_hashmap>);
+  }
+  ~basic_guarded_hm_hashmap() { table_.for_each_head(bucket::destroy_all); }
+  basic_guarded_hm_hashmap(const basic_guarded_hm_hashmap&) = delete;
+  basic_guarded_hm_hashmap& operator=(const basic_guarded_hm_hashmap&) = delete;
+
+  bool contains(const Key& key) { return bucket::contains(domain_, head_of(key), comp_, key); }
+  bool erase(const Key& key) { return bucket::erase(domain_, head_of(key), comp_, key); }
+  // Map: calls f(const Value&) with the key's value, if present, while the node is held; the
+  // reference must not escape f. Returns whether the key was present.
+  template <class F>
+    requires api::is_map
+  bool visit(const Key& key, F&& f) {
+    return bucket::visit(domain_, head_of(key), comp_, key, std::forward<F>(f));
+  }
+  // Map: the key's value, held until the value_ptr is reset or destroyed (empty if absent).
+  value_ptr get(const Key& key)
+    requires api::is_map
+  {
+    return bucket::get(domain_, head_of(key), comp_, key);
+  }
+
+  std::size_t bucket_count() const noexcept { return table_.count(); }
+  std::size_t bucket_of(const Key& key) const noexcept { return table_.bucket_of(key); }
+
+  // Quiescent (size(), for_each() and key_sum() come from container_api): every bucket well formed
+  // and every key in the bucket it hashes to.
+  bool well_formed() const { return table_.template well_formed<bucket>(comp_); }
+
+ private:
+  typename bucket::link& head_of(const Key& key) noexcept { return table_.head_of(key); }
+
+  template <class K, class... V>
+  bool emplace(K&& key, V&&... value) {
+    return bucket::emplace(domain_, head_of(key), comp_, std::forward<K>(key),
+                           std::forward<V>(value)...);
+  }
+  template <class F>
+  void for_each_element(F f) const {
+    table_.template for_each_element<bucket>(f);
+  }
+
+  domain_type& domain_;
+  [[no_unique_address]] Compare comp_;
+  detail::bucket_table<typename bucket::link, Hash> table_;
+};
+
+template <class Key, class Value, scheme Scheme, class Hash = std::hash<Key>,
+          class Compare = std::less<Key>>
+using guarded_hm_hashmap = basic_guarded_hm_hashmap<Key, Value, Scheme, Hash, Compare>;
+template <class Key, scheme Scheme, class Hash = std::hash<Key>, class Compare = std::less<Key>>
+using guarded_hm_hashset = basic_guarded_hm_hashmap<Key, void, Scheme, Hash, Compare>;
+
+}  // namespace reclaim::ds
