@@ -154,6 +154,8 @@ struct cuckoo_map {
         : reclaim::ds::cuckoo_set<std::int64_t, Scheme>(domain,
                                                         static_cast<std::size_t>(cfg.keys)) {}
   };
+};
+
 // The trees of papers 000 and 001.
 struct abtree {
   static constexpr std::string_view name = "abtree";

@@ -26,7 +26,7 @@ using serving_schemes =
                      reclaim::hp<reclaim::amortized_free<1>>, reclaim::ebr<>, reclaim::ner<>,
                      reclaim::qsbr<>, reclaim::rcu<>, reclaim::token_naive<>,
                      reclaim::token_pass_first<>, reclaim::token_periodic<>, reclaim::token_af<>,
-                     RECLAIM_TEST_HP_FAMILY>;
+                     reclaim::stamp_it<>, reclaim::lfrc<>, RECLAIM_TEST_HP_FAMILY>;
 using freeing_schemes =
     ::testing::Types<reclaim::debra<>, reclaim::debra<reclaim::check_every<5>>, reclaim::hp<>,
                      reclaim::hp<reclaim::slots<8>>, reclaim::hp<reclaim::amortized_free<1>>,
