@@ -96,6 +96,10 @@ class basic_nm_bst
     switch (n) {
       case needs_validated_reads: return {true};          // the zone's entry edge (header)
       case needs_restartable_read_phases: return {true};  // every seek starts at the root
+      case needs_allocated_nodes:
+        return {false,
+                "its sentinel routers and leaves are members of the tree object, not nodes "
+                "allocated on their own with a count in front of them"};
       default: return {true};
     }
   }
@@ -103,6 +107,11 @@ class basic_nm_bst
   explicit basic_nm_bst(domain_type& domain = Scheme::default_domain(),
                         const Compare& comp = Compare())
       : domain_(domain), comp_(comp) {
+    // offers()'s reason, repeated: a static_assert message must be a string literal.
+    static_assert(meets<Scheme, basic_nm_bst>(needs_allocated_nodes),
+                  "nm_bst and nm_bst_map cannot serve a scheme that needs allocated nodes (lfrc, "
+                  "which counts references in a header in front of each node): its sentinel "
+                  "routers and leaves are members of the tree object. Under lfrc use hm_hashmap");
     static_assert(has_slots<Scheme, basic_nm_bst>(),
                   "nm_bst and nm_bst_map protect 4 nodes at once (ancestor, successor, leaf and "
                   "the child being read), and this scheme's guard has fewer hazard slots: use "

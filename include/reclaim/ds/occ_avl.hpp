@@ -84,6 +84,10 @@ class basic_occ_avl
         return {false,
                 "rebalancing walks up parent pointers to nodes its search never read and rotates "
                 "them under locks, so its steps are not read phases that start at the root"};
+      case needs_allocated_nodes:
+        return {false,
+                "its root holder is a member of the tree object, not a node allocated on its own "
+                "with a count in front of it"};
       default: return {true};
     }
   }
@@ -97,6 +101,10 @@ class basic_occ_avl
                   "phases (nbr, nbr_plus): rebalancing walks up parent pointers to nodes its "
                   "search never read and rotates them under locks, so its steps are not read "
                   "phases that start at the root. Under nbr use abtree or nm_bst");
+    static_assert(meets<Scheme, basic_occ_avl>(needs_allocated_nodes),
+                  "occ_avl and occ_avl_map cannot serve a scheme that needs allocated nodes (lfrc, "
+                  "which counts references in a header in front of each node): its root holder "
+                  "is a member of the tree object. Under lfrc use hm_hashmap");
     static_assert(has_slots<Scheme, basic_occ_avl>(),
                   "occ_avl and occ_avl_map protect 3 nodes at once, and this scheme's guard has "
                   "fewer hazard slots: use hp<reclaim::slots<3>> or more");

@@ -1,7 +1,7 @@
 // sized_for<Scheme, Container>: the same scheme with as many protections per guard as a container
-// uses at once, where the scheme's defaults hold fewer: hp with slots<Container::slots_used>, nbr
-// and nbr_plus with reservations<Container::reservations_used>; every other scheme, and a scheme
-// that already holds enough, as it is.
+// uses at once, where the scheme's defaults hold fewer: hp and lfrc with
+// slots<Container::slots_used>, nbr and nbr_plus with reservations<Container::reservations_used>;
+// every other scheme, and a scheme that already holds enough, as it is.
 //
 // Most containers protect two or three nodes at once, which hp<> (4 slots) and nbr<> (8
 // reservations) cover. lazy_skiplist protects a predecessor on every level of a tower, so it runs
@@ -17,6 +17,7 @@
 #include <type_traits>
 
 #include "hp.hpp"
+#include "lfrc.hpp"
 #include "nbr.hpp"
 
 namespace reclaim {
@@ -44,7 +45,14 @@ struct sized {
 template <class... Policies, unsigned Slots, unsigned Reservations>
 struct sized<hp<Policies...>, Slots, Reservations> {
   using type = std::conditional_t<(hp<Policies...>::slot_count >= Slots), hp<Policies...>,
-                                  hp<slots<Slots>, Policies...>>;
+                                  hp<reclaim::slots<Slots>, Policies...>>;
+};
+// reclaim::lfrc: inside reclaim::detail, `lfrc` names the namespace of its memory.
+template <class... Policies, unsigned Slots, unsigned Reservations>
+struct sized<reclaim::lfrc<Policies...>, Slots, Reservations> {
+  using scheme = reclaim::lfrc<Policies...>;
+  using type = std::conditional_t<(scheme::slot_count >= Slots), scheme,
+                                  reclaim::lfrc<reclaim::slots<Slots>, Policies...>>;
 };
 template <class Variant, class... Policies, unsigned Slots, unsigned Reservations>
 struct sized<basic_nbr<Variant, Policies...>, Slots, Reservations> {
