@@ -1,13 +1,14 @@
 # The two commands of the README. Everything else is CMake presets (CMakePresets.json).
 #   make bench   install what is missing, build the release preset, run the default comparison
-#   make test    install what is missing, build and run the tests: debug, asan and tsan presets
+#   make test    install what is missing, build and run the tests: the lab preset (the lab, tools,
+#                packaging), then the library's tests under the asan and tsan presets
 # Both make .venv, the Python of the tools (tools/requirements.txt), when it is missing or stale.
 
 # The default comparison (one scheme of each family on short operations and with a stalled
 # thread); any experiment file works, and extra lab flags go in BENCH_FLAGS (e.g. --seconds 0.2).
 BENCH_EXPERIMENT ?= experiments/default.toml
 BENCH_FLAGS ?=
-TEST_PRESETS ?= debug asan tsan
+TEST_PRESETS ?= lab asan tsan
 RESULTS := results/bench-$(shell date +%Y%m%d-%H%M%S).jsonl
 VENV := .venv
 PYTHON := $(abspath $(VENV))/bin/python

@@ -42,7 +42,10 @@
 // (blocking on its locks' holder); updates are lock-based. Differences from the paper: a search
 // whose node changed under it starts again from the root instead of from the parent (the recursion
 // would hold a hazard per level); sets keep a presence flag and maps an entry pointer instead of a
-// mutable value; versions count shrinks only (growing changes never disturb searches).
+// mutable value; versions count shrinks only (growing changes never disturb searches); the walk up
+// decides under a node's lock that the node needs nothing, and rotations and unlinks also lock the
+// nodes they move to a new parent (without both, racing walks left a height stale for good, and the
+// tree unbalanced after updates stopped, about once in a hundred 4-thread stress runs).
 #pragma once
 #include <algorithm>
 #include <atomic>
@@ -414,6 +417,15 @@ class basic_occ_avl
       n->is_present.store(true, std::memory_order_release);
   }
 
+  // A node that a rotation or an unlink moves to a new parent is locked while it moves, so that a
+  // walk up that has just fixed its height (and read its parent, both under its lock) either went
+  // before, and the mover reads the new height, or goes after, to the new parent. Otherwise the
+  // walk could climb to the old parent, find nothing to do there, and leave the new parent's height
+  // stale for good. Lock order stays parent before child.
+  static std::unique_lock<detail::spinlock> lock_moving(node* x) noexcept {
+    return x ? std::unique_lock(x->lock) : std::unique_lock<detail::spinlock>();
+  }
+
   // Under the locks of parent and n: unlinks n (at most one child, no key) if it is still parent's
   // child; its single child, if any, takes its place.
   static bool unlink_nl(node* parent, node* n) noexcept {
@@ -423,6 +435,7 @@ class basic_occ_avl
     node* r = n->child[right].load(std::memory_order_relaxed);
     if (l && r) return false;
     node* splice = l ? l : r;
+    const auto splice_lock = lock_moving(splice);
     // release (all three): searches that read the new links see the nodes' fields; the version
     // is visible to a search that read the old link before it checks n again.
     n->version.store(n->version.load(std::memory_order_relaxed) | unlinked_bit,
@@ -488,20 +501,16 @@ class basic_occ_avl
       node* l = g.protect(n->child[left], s1);
       node* r = g.protect(n->child[right], s2);
       if (unlinked(n->version.load(std::memory_order_acquire))) return;
-      const condition c = condition_of(n, l, r);
-      if (c.what == need::nothing) {
-        if (!to_the_root) return;
-        node* parent = g.protect(n->parent, s1);
-        if (unlinked(n->version.load(std::memory_order_acquire))) return;  // see below
-        n = parent;
-        ns = s1;
-        continue;
-      }
+      const condition c = condition_of(n, l, r);  // a guess, confirmed under locks
       next_step step;
-      if (c.what == need::new_height) {
+      if (c.what == need::nothing || c.what == need::new_height) {
+        // Under n's lock even when nothing seems needed (Bronson decides that without it): a
+        // thread fixing n's height holds the lock and may have read a child's height from before
+        // the change whose walk is here. Under the lock we see its height, or it sees ours.
         std::scoped_lock node_lock(n->lock);
         if (unlinked(n->version.load(std::memory_order_relaxed))) return;
         step = fix_height_nl(g, n, s2);
+        if (step.done && to_the_root) step = {parent_of(g, n, s2), nullptr};
       } else {
         node* parent = g.protect(n->parent, s1);
         // A linked node's parent pointer names a node not yet retired (header). An unlinked n
@@ -568,19 +577,18 @@ class basic_occ_avl
     if (hc - ho <= 1) return {hold(g, n, slot), nullptr};  // changed meanwhile: look again
     node* cin = c->child[o].load(std::memory_order_relaxed);  // the inner grandchild
     const int hcc = height(c->child[s].load(std::memory_order_relaxed));
-    const int hcin = height(cin);
-    if (hcc >= hcin) return rotate(g, parent, n, s, c, ho, hcc, cin, hcin, slot);
     {
-      std::scoped_lock grandchild_lock(cin->lock);
-      const int hcin_now = cin->height.load(std::memory_order_relaxed);
-      if (hcc >= hcin_now) return rotate(g, parent, n, s, c, ho, hcc, cin, hcin_now, slot);
+      // cin moves under n in a single rotation, and is lifted in a double one: locked either way.
+      const auto grandchild_lock = lock_moving(cin);
+      const int hcin = height(cin);
+      if (hcc >= hcin) return rotate(g, parent, n, s, c, ho, hcc, cin, hcin, slot);
       // The grandchild's child that would move under c: c is balanced after a double rotation
       // only if it is within one of c's outer child. (Bronson also skips the double rotation when
       // it would leave c a routing node with one child, which can leave n unbalanced for good;
       // here c is unlinked next instead.)
       const int hgin = height(cin->child[s].load(std::memory_order_relaxed));
       const int b = hcc - hgin;
-      if (b >= -1 && b <= 1) return rotate_double(g, parent, n, s, c, ho, hcc, cin, hgin, slot);
+      if (b >= -1 && b <= 1) return rotate_double(g, parent, n, s, c, ho, hcc, cin, slot);
     }
     // The grandchild is too heavy on its own: rotate c first (n, still locked, is its parent);
     // n is balanced later.
@@ -635,15 +643,17 @@ class basic_occ_avl
     return fix_height_nl(g, parent, slot);
   }
 
-  // A double rotation that lifts x (c's inner child, c being n's child on side s) above both
-  // (Bronson's rotateRightOverLeft_nl for s = left). hcc: c's outer child's height; hxin: the
-  // height of x's child on side s (it moves to c).
+  // A double rotation that lifts x (c's inner child, c being n's child on side s, all three
+  // locked) above both (Bronson's rotateRightOverLeft_nl for s = left). hcc: c's outer child's
+  // height.
   static next_step rotate_double(guard_type& g, node* parent, node* n, unsigned s, node* c,
-                                 int ho, int hcc, node* x, int hxin, unsigned slot) {
+                                 int ho, int hcc, node* x, unsigned slot) {
     const unsigned o = 1 - s;
     node* x_in = x->child[s].load(std::memory_order_relaxed);   // goes to c
     node* x_out = x->child[o].load(std::memory_order_relaxed);  // goes to n
-    const int hxout = height(x_out);
+    const auto x_in_lock = lock_moving(x_in);
+    const auto x_out_lock = lock_moving(x_out);
+    const int hxin = height(x_in), hxout = height(x_out);
     const version_type vn = begin_shrink(n);
     const version_type vc = begin_shrink(c);
     link_child(n, s, x_out);
@@ -662,6 +672,8 @@ class basic_occ_avl
     if (bal_n < -1 || bal_n > 1) return {hold(g, n, slot), nullptr, true};
     if ((!x_out || ho == 0) && !present(n)) return {hold(g, n, slot), nullptr, true};
     if ((!x_in || hcc == 0) && !present(c)) return {hold(g, c, slot), nullptr, true};  // unlink
+    const int bal_c = hcc - hxin;  // chosen within one, but x_in's height may have moved since
+    if (bal_c < -1 || bal_c > 1) return {hold(g, c, slot), nullptr, true};
     const int bal_x = hc - hn;
     if (bal_x < -1 || bal_x > 1) return {hold(g, x, slot), nullptr, true};
     return fix_height_nl(g, parent, slot);
