@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <cstring>
 #include <exception>
+#include <stdexcept>
 #include <system_error>
 #include <vector>
 
@@ -159,6 +160,7 @@ child_outcome run_in_child(const trial_config& c, std::string_view alloc,
                                    "--insert", std::to_string(c.insert_pct),
                                    "--delete", std::to_string(c.delete_pct),
                                    c.prefill ? "--prefill" : "--no-prefill",
+                                   c.pairs ? "--pairs" : "--no-pairs",
                                    "--seed", std::to_string(c.seed),
                                    "--stall", std::to_string(c.stall),
                                    "--sample-ms", std::to_string(c.sample_ms),
@@ -195,7 +197,11 @@ child_outcome run_in_child(const trial_config& c, std::string_view alloc,
 
   child_outcome outcome;
   const nlohmann::json j = nlohmann::json::parse(reply, nullptr, /*allow_exceptions=*/false);
-  if (j.is_object() && j.contains("error")) {
+  if (j.is_object() && j.contains("output_error")) {
+    // Writing the run's output (the timeline rows) failed: that ends the run, as it does when
+    // the trial runs in this process.
+    throw std::runtime_error(j["output_error"].get<std::string>());
+  } else if (j.is_object() && j.contains("error")) {
     outcome.error = j["error"].get<std::string>();
   } else if (j.is_object() && j.contains("result")) {
     try {
@@ -231,14 +237,19 @@ int child_main(const options& opt, const registry& reg) {
       const pairing& pair = *reg.find(opt.ds[0], opt.schemes[0]);  // validated
       const trial_config config = make_trial_config(opt, pair, opt.threads[0], opt.child_trial);
       const trial_result r = pair.run(config);
-      if (!opt.child_timeline.empty())
-        write_timeline_rows(opt.child_timeline,
-                            {config.ds, config.scheme, found.name, config.threads, config.trial},
-                            r);
-      reply = {{"alloc", found.name},
-               {"alloc_version", found.version},
-               {"alloc_lib", found.library},
-               {"result", result_to_json(r)}};
+      try {
+        if (!opt.child_timeline.empty())
+          write_timeline_rows(opt.child_timeline,
+                              {config.ds, config.scheme, found.name, config.threads, config.trial},
+                              r);
+        reply = {{"alloc", found.name},
+                 {"alloc_version", found.version},
+                 {"alloc_lib", found.library},
+                 {"result", result_to_json(r)}};
+      } catch (const std::system_error& e) {  // the run's output failed, not the trial
+        reply = {{"output_error", e.what()}};
+        status = 1;
+      }
     }
   } catch (const std::exception& e) {
     reply = {{"error", failure_text(e)}};

@@ -20,7 +20,7 @@ enum class kind {
   number,     // an integer or a float
   integer,
   key_count,  // an integer, or a string with a K or M suffix
-  boolean,    // --NAME / --no-NAME (prefill, interleave)
+  boolean,    // --NAME / --no-NAME (prefill, interleave, pairs)
   text,
 };
 
@@ -40,6 +40,7 @@ constexpr key_spec run_keys[] = {
     {"timeline_capacity", kind::key_count}, {"slow_free_us", kind::integer},
     {"stall", kind::integer},     {"sample_ms", kind::integer},
     {"interleave", kind::boolean},  {"ops", kind::key_count},
+    {"pairs", kind::boolean},
 };
 
 std::string flag_name(std::string_view key) {
@@ -225,8 +226,9 @@ class loader {
     }
 
     std::vector<std::string> words = {"reclaim-bench"};
+    if (cmd_.in_process) words.push_back("--in-process");  // not a sweep key: for every run
     for (const value& v : values) {
-      if (v.flag == "prefill" || v.flag == "interleave") {  // the kind::boolean keys
+      if (v.flag == "prefill" || v.flag == "interleave" || v.flag == "pairs") {  // kind::boolean
         words.push_back((v.text == "true" ? "--" : "--no-") + v.flag);
       } else if (v.text.starts_with('-')) {  // one word: then it stays a value, not a flag
         words.push_back(fmt::format("--{}={}", v.flag, v.text));

@@ -26,14 +26,16 @@
 namespace reclaim_bench {
 namespace {
 
-// Runs one trial under allocator `alloc`: in this process when glibc is the only allocator of the
-// run (the default: what a debugger sees), otherwise in a fresh child process, so that every
-// allocator of a comparison starts from the same state. Either way the allocator in effect is
-// asked, and a trial that would run under another one is not run: the error says why.
+// Runs one trial under allocator `alloc` in a fresh child process, so that every trial starts from
+// the same state: a trial run after others in one process inherits the heap they left (after a
+// `none` trial that leaked a gigabyte, glibc's fragmented heap slowed the next trials 2 to 5
+// times), and an allocator must be in effect from the process's first malloc. With --in-process
+// (glibc only: what a debugger sees) the trial runs here instead. Either way the allocator in
+// effect is asked, and a trial that would run under another one is not run: the error says why.
 // A trial that records a timeline appends its rows to `timeline`.
 child_outcome run_point(const options& opt, const pairing& pair, const trial_config& config,
                         const std::string& alloc, timeline_file* timeline) {
-  if (opt.allocs.size() == 1 && alloc == "glibc") {
+  if (opt.in_process) {  // options.cpp: glibc only
     const allocator_info found = detect_allocator();
     if (found.name != alloc)
       return {{}, found,

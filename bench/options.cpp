@@ -231,10 +231,18 @@ std::optional<options> parse_command_line(int argc, char** argv, const registry&
       ->capture_default_str();
   app.add_flag("--prefill,!--no-prefill", opt.prefill,
                "fill to half the key range before measuring (default) or start empty");
+  app.add_flag("--pairs,!--no-pairs", opt.pairs,
+               "a stack or a queue: each operation is a push followed by a pop by the same "
+               "worker, so that its size stays put (paper 003's Queue benchmark); default: each "
+               "operation is a push or a pop as --insert and --delete say");
   app.add_flag("--interleave,!--no-interleave", opt.interleave,
                "run the trials round-robin (trial 1 of every point, then trial 2, ...), so that "
                "the machine's drift falls on every point alike; default: each point's trials in "
                "a row");
+  app.add_flag("--in-process", opt.in_process,
+               "run the trials in the lab's own process (glibc only), e.g. under a debugger; "
+               "default: each trial in a fresh child process, so that no trial inherits the heap "
+               "that earlier ones left");
   app.add_option("--seed", seed, "seed of the random streams")
       ->type_name("N")
       ->capture_default_str();
@@ -300,6 +308,7 @@ std::optional<options> parse_command_line(int argc, char** argv, const registry&
     if (app.count(fmt::format("--{}", name))) opt.given.emplace_back(name, *text);
   }
   if (app.count("--prefill")) opt.given.emplace_back("prefill", opt.prefill ? "true" : "false");
+  if (app.count("--pairs")) opt.given.emplace_back("pairs", opt.pairs ? "true" : "false");
   if (app.count("--interleave"))
     opt.given.emplace_back("interleave", opt.interleave ? "true" : "false");
   if (!opt.experiment.empty() && opt.list) throw usage_error("--experiment: not with `list`");
@@ -328,6 +337,10 @@ std::optional<options> parse_command_line(int argc, char** argv, const registry&
   for (const std::string& a : opt.allocs) {
     const allocator_library lib = find_allocator_library(a);
     if (lib.path.empty()) throw usage_error(fmt::format("--alloc: {} {}", a, lib.why_not));
+    if (opt.in_process && a != "glibc")
+      throw usage_error(fmt::format("--in-process with --alloc {}: only glibc trials run in the "
+                                    "lab's process (another allocator must be in effect from a "
+                                    "process's first malloc); drop one of the two", a));
   }
   opt.seconds = parse_seconds(seconds);
   if (app.count("--ops")) {
@@ -354,6 +367,16 @@ std::optional<options> parse_command_line(int argc, char** argv, const registry&
                                     "which must add up to 100 (it has no lookups)",
                                     opt.insert_pct, opt.delete_pct,
                                     opt.insert_pct + opt.delete_pct, name, to_string(kind)));
+  if (opt.pairs) {
+    for (const std::string& name : opt.ds)
+      if (const workload kind = reg.workload_of(name); kind == workload::set)
+        throw usage_error(fmt::format("--pairs: {} is a set; --pairs applies to a stack or a "
+                                      "queue (push then pop)", name));
+    if (opt.insert_pct != 50 || opt.delete_pct != 50)
+      throw usage_error(fmt::format("--pairs with --insert {} and --delete {}: a pair is one push "
+                                    "and one pop, so give 50 and 50 (the default) or no --pairs",
+                                    opt.insert_pct, opt.delete_pct));
+  }
   if (opt.insert_pct + opt.delete_pct > 100)
     throw usage_error(fmt::format("--insert {} and --delete {} add up to {} percent (at most 100; "
                                   "lookups are the rest)",
@@ -448,6 +471,7 @@ trial_config make_trial_config(const options& opt, const pairing& pair, unsigned
           .insert_pct = opt.insert_pct,
           .delete_pct = opt.delete_pct,
           .prefill = opt.prefill,
+          .pairs = opt.pairs,
           .seed = opt.seed,
           .timeline_capacity =
               opt.timeline.empty() && opt.child_timeline.empty() ? 0 : opt.timeline_capacity,

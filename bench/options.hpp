@@ -34,7 +34,9 @@ struct options {
   unsigned insert_pct{};
   unsigned delete_pct{};
   bool prefill = true;
+  bool pairs = false;       // --pairs: pools push then pop (trial_config::pairs)
   bool interleave = false;  // --interleave: trial 1 of every point, then trial 2, ...
+  bool in_process = false;  // --in-process: trials in the lab's process (glibc only), not children
   std::uint64_t seed{};
   std::string out;  // JSON Lines file to append to; empty: none
   unsigned stall{};      // --stall: threads stalled inside an operation (trial_config::stall)

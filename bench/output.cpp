@@ -110,6 +110,7 @@ nlohmann::ordered_json to_json(const finished_trial& t, const run_context& ctx) 
       {"insert", c.insert_pct},
       {"delete", c.delete_pct},
       {"prefill", c.prefill},
+      {"pairs", c.pairs},
       {"seed", c.seed},
       {"stall", c.stall},
       {"sample_ms", c.sample_ms},
@@ -306,10 +307,12 @@ void print_plan(const std::vector<options>& sweeps, const registry& reg) {
     const options& opt = sweeps[i];
     const std::size_t n = trial_count(opt, reg);
     if (sweeps.size() > 1) fmt::print("{}[[run]] {} of {}\n", i > 0 ? "\n" : "", i + 1, sweeps.size());
-    fmt::print("{} trials x {}; keys {}, insert {}%, delete {}%, {}, seed {}{}{}{}{}\n", n,
+    fmt::print("{} trials x {}; keys {}, {}, {}, seed {}{}{}{}{}\n", n,
                opt.ops ? fmt::format("{} operations per worker", opt.ops)
                        : fmt::format("{} s", opt.seconds),
-               opt.keys, opt.insert_pct, opt.delete_pct,
+               opt.keys,
+               opt.pairs ? "push-pop pairs"
+                         : fmt::format("insert {}%, delete {}%", opt.insert_pct, opt.delete_pct),
                opt.prefill ? "prefilled" : "not prefilled", opt.seed,
                opt.stall > 0 ? fmt::format(", {} stalled", opt.stall) : "",
                opt.sample_ms > 0 ? fmt::format(", memory sampled every {} ms", opt.sample_ms) : "",

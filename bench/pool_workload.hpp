@@ -5,7 +5,9 @@
 // How the lab's flags map: --insert is the push share (percent), --delete the pop share; they must
 // add up to 100 (a pool has no lookups; options.cpp refuses anything else). The prefill
 // (--prefill, the default) pushes keys/2 values, so --keys sets the initial size, and
-// bytes_per_key the prefill's memory estimate as for sets.
+// bytes_per_key the prefill's memory estimate as for sets. With --pairs each worker pushes and
+// then pops, two operations, so that the pool keeps its size (a random mix lets it drift by
+// thousands of nodes in a trial, and a trial's speed with it).
 //
 // Values: producer x 2^40 + sequence number, the producers being the workers (0..T-1) and the
 // prefill threads (T..T+P-1), each numbering its values 0, 1, 2, ... A consumer (each worker, and
@@ -59,14 +61,22 @@ class pool_workload {
     const std::uint64_t limit = operation_limit(cfg_);
     // relaxed: `stop` carries no data; the join orders what the worker wrote before the checks.
     latency_sampler latency(stream_seed(cfg_.seed, cfg_.trial, latency_stream_base + i));
+    auto pop = [&] {
+      if (std::optional<std::int64_t> v = ds_.pop()) mine.take(*v);
+    };
     while (ops < limit && !stop.load(std::memory_order_relaxed)) {
+      if (cfg_.pairs) {  // two operations (--ops counts both)
+        latency.time([&] { ds_.push(encode(i, seq++)); });
+        latency.time(pop);
+        ops += 2;
+        continue;
+      }
       const bool push = rng.below(100) < cfg_.insert_pct;
       latency.time([&] {
-        if (push) {
+        if (push)
           ds_.push(encode(i, seq++));
-        } else if (std::optional<std::int64_t> v = ds_.pop()) {
-          mine.take(*v);
-        }
+        else
+          pop();
       });
       ++ops;
     }

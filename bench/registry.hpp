@@ -29,6 +29,9 @@ struct trial_config {
   unsigned insert_pct = 0;  // the rest of 100 - insert - delete are lookups
   unsigned delete_pct = 0;
   bool prefill = true;      // insert keys/2 distinct keys before measuring
+  // --pairs (a stack or a queue): each operation is a push followed by a pop by the same worker,
+  // so that the pool keeps its size (paper 003's Queue benchmark), instead of a random choice.
+  bool pairs = false;
   std::uint64_t seed = 1;
   // Timeline recording (--timeline): events per worker thread, 0 for none; the slow-free threshold.
   std::size_t timeline_capacity = 0;

@@ -163,7 +163,13 @@ class guard_ptr {
   }
   guard_ptr(const guard_ptr&) = delete;
   guard_ptr& operator=(const guard_ptr&) = delete;
-  ~guard_ptr() = default;  // the protection lets go
+  // The protection lets go. Always inlined, and so are the protections' destructors: a call that
+  // may throw inside a guard_ptr's scope gets a landing pad that destroys the guard_ptr, and
+  // the compiler does not inline on that cold path, so it would call the destructor with the
+  // guard_ptr's address; an object whose address is taken lives in memory, and every acquire
+  // would then test its state from the stack instead of having it folded away (12% more
+  // instructions per guarded_ms_queue operation under debra and hp; docs/results.md).
+  [[gnu::always_inline]] ~guard_ptr() {}
 
 
   // Takes a protected snapshot of src (under hp: publishes it, then re-reads src until it is

@@ -1391,6 +1391,28 @@ def test_pools(tmp):
             else:
                 check(rec.get("retired") == 500 and rec.get("final_size") == 0, f"{where}: {rec}")
 
+    # Push-pop pairs (--pairs): every worker pushes then pops, so the size stays the prefill's (a
+    # pop may take another worker's value, but each pair puts one in and takes at most one out),
+    # a pair's two operations count as two, and the trial is marked; with jemalloc the child gets
+    # the flag too.
+    out = os.path.join(tmp, "pairs.jsonl")
+    r = bench("--ds", ",".join(POOLS), "--scheme", "debra,hp", "--threads", "1,2", "--ops", "2K",
+              "--keys", "1K", "--pairs", "--alloc", "glibc,jemalloc", "--out", out)
+    check(r.returncode == 0, f"pairs: exit status {r.returncode}: {r.stderr}")
+    records = load_lines(out)
+    check(len(records) == 16, f"pairs: {len(records)} JSON lines, expected 16")
+    for rec in records:
+        where = f"pairs {rec.get('ds')} {rec.get('scheme')} {rec.get('alloc')} " \
+                f"threads={rec.get('threads')}"
+        check_record(rec, where)
+        check(rec.get("pairs") is True and rec.get("ops") == 2000 * rec.get("threads")
+              and rec.get("expected_size") == 500 and rec.get("final_size") == 500
+              and rec.get("retired") == 1000 * rec.get("threads"), f"{where}: {rec}")
+    for args, needle in ((["--ds", "lazy_list", "--pairs"], "--pairs: lazy_list is a set"),
+                         (["--ds", "ms_queue", "--pairs", "--insert", "60", "--delete", "40"],
+                          "--pairs with --insert 60 and --delete 40")):
+        expect_refused(args, needle, os.path.join(tmp, "absent.jsonl"))
+
     # Without a prefill the containers start empty, and nbr protects both.
     out = os.path.join(tmp, "empty.jsonl")
     r = bench("--ds", ",".join(POOLS), "--scheme", "nbr", "--threads", "2", "--seconds", "0.05",

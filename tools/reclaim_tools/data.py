@@ -16,8 +16,9 @@ TIMELINE_FIELDS = ["ds", "scheme", "alloc", "threads", "trial", "thread", "event
                    "end_ns", "value"]
 EVENTS = ["batch_free", "slow_free", "epoch_advance", "epoch_seen", "token_receipt"]
 # One panel of a results plot (and one section of a report): a container, an allocator, a
-# workload (key range, insert and delete percentages) and a number of stalled threads (--stall).
-GROUP = ["ds", "alloc", "keys", "insert", "delete", "stall"]
+# workload (key range, insert and delete percentages, push-pop pairs) and a number of stalled
+# threads (--stall).
+GROUP = ["ds", "alloc", "keys", "insert", "delete", "pairs", "stall"]
 # One point of a results plot: the trials of a point are summarized together.
 POINT = GROUP + ["scheme", "threads"]
 # Filters that take integers.
@@ -60,6 +61,8 @@ def load_results(path):
         if column not in df:
             df[column] = 0
         df[column] = df[column].fillna(0).astype(int)
+    # Lines written before --pairs existed: a random mix.
+    df["pairs"] = df["pairs"].fillna(False).astype(bool) if "pairs" in df else False
     return df
 
 

@@ -147,7 +147,9 @@ def panel_title(group, rows):
     parts = [str(g["ds"]), str(g["alloc"])]
     if rows["keys"].nunique() > 1:
         parts.append(f"{g['keys']} keys")
-    if rows.groupby(["insert", "delete"]).ngroups > 1:
+    if g["pairs"]:
+        parts.append("push-pop pairs")
+    elif rows.groupby(["insert", "delete"]).ngroups > 1:
         parts.append(f"{g['insert']}i-{g['delete']}d")
     if g["stall"]:
         parts.append(f"{g['stall']} stalled thread{'' if g['stall'] == 1 else 's'}")

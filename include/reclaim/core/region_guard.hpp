@@ -71,7 +71,7 @@ class region_hold : thread_bound {
     }
     return *this;
   }
-  ~region_hold() { leave(); }
+  [[gnu::always_inline]] ~region_hold() { leave(); }  // see guard_ptr's destructor
 
   bool holds() const noexcept { return state_ != idle; }
 
@@ -84,8 +84,9 @@ class region_hold : thread_bound {
     state_ = holding;
   }
   // Lets go; the operation ends if nothing else holds it (the scheme's end(), with its release).
-  // A borrowed operation stays the region's.
-  void leave() noexcept {
+  // A borrowed operation stays the region's. Always inlined, as the destructor: an out-of-line
+  // part of it would take the hold's address (see guard_ptr's destructor).
+  [[gnu::always_inline]] void leave() noexcept {
     if (state_ != holding) return;
     check_owner();
     state_ = idle;

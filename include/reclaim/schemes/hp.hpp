@@ -654,8 +654,9 @@ class hp<Policies...>::protection : core::thread_bound {
     swap(other);
     return *this;
   }
-  // A lent slot is left as it is: the region's guard clears its block when it ends.
-  ~protection() {
+  // A lent slot is left as it is: the region's guard clears its block when it ends. Always
+  // inlined, as guard_ptr's destructor is (concurrent_ptr.hpp).
+  [[gnu::always_inline]] ~protection() {
     if (!hazard_ || lent_) return;
     check_owner();
     domain::give_back(*record_, *hazard_);
