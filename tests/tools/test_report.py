@@ -263,5 +263,33 @@ class AfPairing(unittest.TestCase):
         self.assertEqual(plots.af_variant("token_af"), ("token_periodic", "af"))
 
 
+class ExperimentSchemes(ToolsCase):
+    """`schemes FILE`: what make bench builds the lab with."""
+
+    def write(self, text):
+        path = self.path("schemes.toml")
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(text)
+        return path
+
+    def test_every_run_s_schemes_once_in_order_and_none_for_a_run_without(self):
+        path = self.write('title = "t"\n[[run]]\nscheme = ["debra", "hp"]\n[[run]]\n'
+                          'scheme = "hp"\n[[run]]\nds = "hm_list"\n[[run]]\nscheme = "ebr"\n')
+        self.assertEqual(report.experiment_schemes(path), ["debra", "hp", "none", "ebr"])
+        done = tools("schemes", path)
+        self.assertEqual((done.returncode, done.stdout), (0, "debra;hp;none;ebr\n"))
+
+    def test_a_scheme_flag_replaces_the_files(self):
+        path = self.write('title = "t"\n[[run]]\nscheme = ["debra", "hp"]\n')
+        for flags in ("--seconds 0.2 --scheme qsbr,rcu", "--scheme=qsbr,rcu --trials 1"):
+            self.assertEqual(report.experiment_schemes(path, flags), ["qsbr", "rcu"])
+
+    def test_a_missing_file_is_one_line(self):
+        done = tools("schemes", self.path("absent.toml"))
+        self.assertEqual(done.returncode, 2)
+        self.assertIn("no such file", done.stderr)
+        self.assertEqual(done.stderr.count("\n"), 1)
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -155,6 +155,14 @@ def parser():
                    help="the gap histogram (default plots/NAME_hlb_gaps.png)")
     h.add_argument("--table", metavar="MD", help="also write the table to this file")
 
+    s = sub.add_parser("schemes", help="the lab schemes an experiment file runs (for make bench)",
+                       description="the lab's scheme names that an experiment file's runs name, "
+                                   "';'-separated (what make bench builds the lab with)")
+    s.add_argument("experiment", metavar="EXPERIMENT.toml")
+    s.add_argument("--lab-flags", default="", metavar="FLAGS",
+                   help="the flags the lab will get with --experiment: a --scheme among them "
+                        "replaces every run's schemes")
+
     e = sub.add_parser("experiment", help="every plot of an experiment file and its report",
                        description="every plot of an experiment file and its Markdown report")
     e.add_argument("experiment", metavar="EXPERIMENT.toml")
@@ -180,6 +188,9 @@ def run(args):
 
     if args.command == "experiment":
         return report.experiment(args.experiment, args.plots)
+    if args.command == "schemes":
+        print(";".join(report.experiment_schemes(args.experiment, args.lab_flags)))
+        return []
     if args.command == "instructions":
         from . import instructions
         rows = instructions.measure(args.scheme, ds=args.ds, keys=args.keys, insert=args.insert,

@@ -4,6 +4,7 @@ scheme and thread count, ratios to `none` and amortized/original, share of time 
 objects freed.
 """
 import os
+import shlex
 import tempfile
 import tomllib
 
@@ -28,6 +29,28 @@ PLOT_KEYS = {
 # Keys every [[plot]] may carry: its kind, its file name, and the sentence the reports print with
 # it (what the panel shows and the paper claim it relates to).
 PLOT_COMMON_KEYS = {"kind", "file", "caption"}
+
+
+def experiment_schemes(path, lab_flags=""):
+    """The schemes an experiment file's runs name, in order of first appearance (a run without
+    `scheme` runs the lab's default, none), or those of a --scheme in lab_flags, which overrides
+    every run's."""
+    _, spec = load_experiment(path)
+    words = shlex.split(lab_flags)
+    given = [w.partition("=")[2] for w in words if w.startswith("--scheme=")]
+    given += [words[i + 1] for i, w in enumerate(words[:-1]) if w == "--scheme"]
+    if given:
+        lists = [given[-1].split(",")]
+    else:
+        lists = []
+        for run in spec.get("run", []):
+            value = run.get("scheme", "none")
+            lists.append([value] if isinstance(value, str) else list(value))
+    names = []
+    for name in (n.strip() for names_ in lists for n in names_):
+        if name and name not in names:
+            names.append(name)
+    return names
 
 
 def load_experiment(path):
