@@ -46,6 +46,7 @@ void each_field(Result& r, Visit&& visit) {
   visit("scans", r.stats.scans);
   visit("signals", r.stats.signals);
   visit("free_ns", r.stats.free_ns);
+  visit("scan_ns", r.stats.scan_ns);
   visit("threads", r.stats.threads);
   visit("records", r.stats.records);
   visit("longest_pause_ns", r.stats.longest_pause_ns);
@@ -161,6 +162,7 @@ child_outcome run_in_child(const trial_config& c, std::string_view alloc,
                                    "--delete", std::to_string(c.delete_pct),
                                    c.prefill ? "--prefill" : "--no-prefill",
                                    c.pairs ? "--pairs" : "--no-pairs",
+                                   "--region-ops", std::to_string(c.region_ops),
                                    "--seed", std::to_string(c.seed),
                                    "--stall", std::to_string(c.stall),
                                    "--sample-ms", std::to_string(c.sample_ms),

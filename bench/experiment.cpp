@@ -40,7 +40,7 @@ constexpr key_spec run_keys[] = {
     {"timeline_capacity", kind::key_count}, {"slow_free_us", kind::integer},
     {"stall", kind::integer},     {"sample_ms", kind::integer},
     {"interleave", kind::boolean},  {"ops", kind::key_count},
-    {"pairs", kind::boolean},
+    {"pairs", kind::boolean},     {"region_ops", kind::integer},
 };
 
 std::string flag_name(std::string_view key) {

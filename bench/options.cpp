@@ -27,6 +27,7 @@ constexpr std::uint64_t min_keys = 2, max_keys = 1'000'000'000;
 constexpr std::uint64_t max_timeline_capacity = 10'000'000;
 constexpr std::uint64_t max_slow_free_us = 1'000'000'000;
 constexpr std::uint64_t max_stall = 64;
+constexpr std::uint64_t max_region_ops = 1'000'000;
 constexpr std::uint64_t max_sample_ms = 60'000;
 constexpr std::uint64_t max_ops = 1'000'000'000'000;
 
@@ -189,7 +190,7 @@ std::optional<options> parse_command_line(int argc, char** argv, const registry&
               keys = "20K", insert = "50", erase = "50", seed = "1", alloc = "glibc";
   std::string child_trial, child_fd;
   std::string timeline_capacity = "200K", slow_free_us = "100";
-  std::string stall = "0", sample_ms = "0", ops;
+  std::string stall = "0", sample_ms = "0", ops, region_ops = "1";
   options opt;
 
   CLI::App app{"The lab of reclaim: runs trials of containers under reclamation schemes, prints a "
@@ -235,6 +236,13 @@ std::optional<options> parse_command_line(int argc, char** argv, const registry&
                "a stack or a queue: each operation is a push followed by a pop by the same "
                "worker, so that its size stays put (paper 003's Queue benchmark); default: each "
                "operation is a push or a pop as --insert and --delete say");
+  app.add_option("--region-ops", region_ops,
+                 "operations per region: each worker holds one region across N operations, as "
+                 "paper 003's benchmarks do (100), where the scheme's guard is a region (the "
+                 "epoch family: debra, ebr, ner, qsbr, rcu, token_*, stamp_it); for other schemes "
+                 "each operation stays its own region")
+      ->type_name("N")
+      ->capture_default_str();
   app.add_flag("--interleave,!--no-interleave", opt.interleave,
                "run the trials round-robin (trial 1 of every point, then trial 2, ...), so that "
                "the machine's drift falls on every point alike; default: each point's trials in "
@@ -304,7 +312,7 @@ std::optional<options> parse_command_line(int argc, char** argv, const registry&
                                    {"out", &opt.out}, {"timeline", &opt.timeline},
                                    {"timeline-capacity", &timeline_capacity},
                                    {"slow-free-us", &slow_free_us}, {"stall", &stall},
-                                   {"sample-ms", &sample_ms}}) {
+                                   {"sample-ms", &sample_ms}, {"region-ops", &region_ops}}) {
     if (app.count(fmt::format("--{}", name))) opt.given.emplace_back(name, *text);
   }
   if (app.count("--prefill")) opt.given.emplace_back("prefill", opt.prefill ? "true" : "false");
@@ -386,6 +394,9 @@ std::optional<options> parse_command_line(int argc, char** argv, const registry&
   opt.stall = static_cast<unsigned>(
       parse_uint("--stall", stall, 0, max_stall,
                  fmt::format("a number of stalled threads from 0 to {}", max_stall)));
+  opt.region_ops = static_cast<unsigned>(
+      parse_uint("--region-ops", region_ops, 1, max_region_ops,
+                 fmt::format("a number of operations per region from 1 to {}", max_region_ops)));
   opt.sample_ms = static_cast<unsigned>(
       parse_uint("--sample-ms", sample_ms, 0, max_sample_ms,
                  fmt::format("whole milliseconds from 0 (off) to {}", max_sample_ms)));
@@ -430,6 +441,14 @@ std::optional<options> parse_command_line(int argc, char** argv, const registry&
         throw usage_error(fmt::format("--stall: {} is a peer's scheme ({}), which the lab cannot "
                                       "stall; --stall applies to the library's own schemes",
                                       scheme, s->peer));
+  // A peer's operations open their own regions (peers.hpp); --region-ops would not reach them.
+  if (opt.region_ops > 1)
+    for (const std::string& scheme : opt.schemes)
+      if (const scheme_info* s = reg.find_scheme(scheme); s && !s->peer.empty())
+        throw usage_error(fmt::format("--region-ops {}: {} is a peer's scheme ({}), whose "
+                                      "operations each open a region of their own; --region-ops "
+                                      "applies to the library's own schemes",
+                                      opt.region_ops, scheme, s->peer));
   // The run's own process checks the memory; a child runs one trial of a checked sweep.
   if (!opt.child()) check_memory(opt, reg, keys, timeline_capacity);
   return opt;
@@ -472,6 +491,7 @@ trial_config make_trial_config(const options& opt, const pairing& pair, unsigned
           .delete_pct = opt.delete_pct,
           .prefill = opt.prefill,
           .pairs = opt.pairs,
+          .region_ops = opt.region_ops,
           .seed = opt.seed,
           .timeline_capacity =
               opt.timeline.empty() && opt.child_timeline.empty() ? 0 : opt.timeline_capacity,

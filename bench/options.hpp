@@ -35,6 +35,7 @@ struct options {
   unsigned delete_pct{};
   bool prefill = true;
   bool pairs = false;       // --pairs: pools push then pop (trial_config::pairs)
+  unsigned region_ops = 1;  // --region-ops: operations per region (trial_config::region_ops)
   bool interleave = false;  // --interleave: trial 1 of every point, then trial 2, ...
   bool in_process = false;  // --in-process: trials in the lab's process (glibc only), not children
   std::uint64_t seed{};

@@ -111,6 +111,7 @@ nlohmann::ordered_json to_json(const finished_trial& t, const run_context& ctx) 
       {"delete", c.delete_pct},
       {"prefill", c.prefill},
       {"pairs", c.pairs},
+      {"region_ops", c.region_ops},
       {"seed", c.seed},
       {"stall", c.stall},
       {"sample_ms", c.sample_ms},
@@ -126,6 +127,7 @@ nlohmann::ordered_json to_json(const finished_trial& t, const run_context& ctx) 
       {"scans", r.stats.scans},
       {"signals", r.stats.signals},
       {"free_ns", r.stats.free_ns},
+      {"scan_ns", r.stats.scan_ns},
       {"longest_pause_ns", r.stats.longest_pause_ns},
       {"latency_samples", r.latency.samples},
       {"latency_p50_ns", r.latency.p50},
@@ -307,7 +309,7 @@ void print_plan(const std::vector<options>& sweeps, const registry& reg) {
     const options& opt = sweeps[i];
     const std::size_t n = trial_count(opt, reg);
     if (sweeps.size() > 1) fmt::print("{}[[run]] {} of {}\n", i > 0 ? "\n" : "", i + 1, sweeps.size());
-    fmt::print("{} trials x {}; keys {}, {}, {}, seed {}{}{}{}{}\n", n,
+    fmt::print("{} trials x {}; keys {}, {}, {}, seed {}{}{}{}{}{}\n", n,
                opt.ops ? fmt::format("{} operations per worker", opt.ops)
                        : fmt::format("{} s", opt.seconds),
                opt.keys,
@@ -315,6 +317,7 @@ void print_plan(const std::vector<options>& sweeps, const registry& reg) {
                          : fmt::format("insert {}%, delete {}%", opt.insert_pct, opt.delete_pct),
                opt.prefill ? "prefilled" : "not prefilled", opt.seed,
                opt.stall > 0 ? fmt::format(", {} stalled", opt.stall) : "",
+               opt.region_ops > 1 ? fmt::format(", {} operations per region", opt.region_ops) : "",
                opt.sample_ms > 0 ? fmt::format(", memory sampled every {} ms", opt.sample_ms) : "",
                opt.out.empty() ? "" : fmt::format(", appended to {}", opt.out),
                opt.timeline.empty() ? "" : fmt::format(", timeline in {}", opt.timeline));

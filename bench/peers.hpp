@@ -60,6 +60,11 @@ key_scan scan_distinct(Iterable& set, KeyOf key_of) {
   return s;
 }
 
+// What a peer's workers get for region_span (trial.hpp): each operation opens its own region.
+struct no_regions {
+  void next() noexcept {}
+};
+
 // One trial of a peer's set DS: what run_trial (trial.hpp) does for our pairs, without a domain.
 // Session is the peer library's per-trial state (libcds: its garbage collector), built before the
 // container and destroyed after it; DS is default-constructible.
@@ -79,7 +84,10 @@ trial_result run_peer_trial(const trial_config& cfg) {
     result.seconds = run_workers(
         cfg, timeline.get(), result.timeline_origin_ns, [] { return std::uint64_t{0}; },
         result.samples, [] {},
-        [&workload](unsigned i, const std::atomic<bool>& stop) { workload.run(i, stop); });
+        [&workload](unsigned i, const std::atomic<bool>& stop) {
+          no_regions span;  // each operation is its own region (options.cpp refuses more)
+          workload.run(i, stop, span);
+        });
     result.rss_bytes = rss_bytes();
     workload.finish(result);
     keep_timeline(result, std::move(timeline));

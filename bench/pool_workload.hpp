@@ -54,7 +54,8 @@ class pool_workload {
     });
   }
 
-  void run(unsigned i, const std::atomic<bool>& stop) {
+  template <class Span>
+  void run(unsigned i, const std::atomic<bool>& stop, Span& span) {
     xoshiro256 rng(stream_seed(cfg_.seed, cfg_.trial, i));
     consumer& mine = consumers_[i];
     std::uint64_t seq = 0, ops = 0;
@@ -66,12 +67,15 @@ class pool_workload {
     };
     while (ops < limit && !stop.load(std::memory_order_relaxed)) {
       if (cfg_.pairs) {  // two operations (--ops counts both)
+        span.next();
         latency.time([&] { ds_.push(encode(i, seq++)); });
+        span.next();
         latency.time(pop);
         ops += 2;
         continue;
       }
       const bool push = rng.below(100) < cfg_.insert_pct;
+      span.next();
       latency.time([&] {
         if (push)
           ds_.push(encode(i, seq++));

@@ -32,6 +32,9 @@ struct trial_config {
   // --pairs (a stack or a queue): each operation is a push followed by a pop by the same worker,
   // so that the pool keeps its size (paper 003's Queue benchmark), instead of a random choice.
   bool pairs = false;
+  // --region-ops N: each worker holds one region across N operations (paper 003's region_guard),
+  // where the scheme's guard is a region (region_span, trial.hpp); 1: each operation is its own.
+  unsigned region_ops = 1;
   std::uint64_t seed = 1;
   // Timeline recording (--timeline): events per worker thread, 0 for none; the slow-free threshold.
   std::size_t timeline_capacity = 0;

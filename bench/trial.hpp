@@ -11,7 +11,9 @@
 // A workload W of container DS is constructed as W(ds, cfg) before the prefill (whatever it
 // allocates is allocated outside the measured interval) and provides:
 //   void prefill()                                      fill the container (only with cfg.prefill)
-//   void run(unsigned worker, const std::atomic<bool>& stop)  one worker's loop until stop
+//   void run(unsigned worker, const std::atomic<bool>& stop, Span& span)
+//                                                       one worker's loop until stop, calling
+//                                                       span.next() before each operation
 //   void finish(trial_result&)  once the workers joined: ops, expected and final contents
 #pragma once
 #include <algorithm>
@@ -22,6 +24,7 @@
 #include <latch>
 #include <limits>
 #include <memory>
+#include <optional>
 #include <thread>
 #include <vector>
 
@@ -51,6 +54,7 @@ inline reclaim::stats stats_delta(const reclaim::stats& before, const reclaim::s
   d.scans -= before.scans;
   d.signals -= before.signals;
   d.free_ns -= before.free_ns;
+  d.scan_ns -= before.scan_ns;
   return d;
 }
 
@@ -224,7 +228,9 @@ double run_workers(const trial_config& cfg, reclaim::timeline::recorder* timelin
     // Every worker that could not be created or attached was recorded before the latch opened
     // (which orders it before this read): then the trial ends before its first operation.
     if (!failures.failed()) failures.run("worker", i, cfg.threads, [&] { work(i, stop); });
-    if (timeline) reclaim::timeline::recorder::detach();  // also after an attach that threw
+    // The worker stays attached to the timeline as its thread exits: the scheme's work at thread
+    // exit (its last frees, the last thread out's epoch advances) is recorded too, and counted in
+    // the stats; the join below waits for it, and the recorder outlives the join.
     finished.fetch_add(1, std::memory_order_relaxed);  // relaxed: the join orders the rest
   });
   // The workers that never started never arrive: count them down, or the others wait forever.
@@ -282,7 +288,8 @@ class set_workload {
     for (const thread_outcome& o : filled) prefilled_ += o.delta;
   }
 
-  void run(unsigned i, const std::atomic<bool>& stop) {
+  template <class Span>
+  void run(unsigned i, const std::atomic<bool>& stop, Span& span) {
     const auto keys = static_cast<std::uint32_t>(cfg_.keys);
     const unsigned insert_below = cfg_.insert_pct;
     const unsigned erase_below = cfg_.insert_pct + cfg_.delete_pct;
@@ -296,6 +303,7 @@ class set_workload {
     while (ops < limit && !stop.load(std::memory_order_relaxed)) {
       const std::int64_t key = rng.below(keys);
       const unsigned dice = rng.below(100);
+      span.next();
       latency.time([&] {
         if (dice < insert_below) {
           if (ds_.insert(key)) mine.add(key);
@@ -362,6 +370,38 @@ class set_workload {
   std::vector<thread_outcome> outcomes_;
 };
 
+// --region-ops N: a worker keeps one region open across N operations, as paper 003's benchmarks
+// hold a region_guard across 100 (the operations inside nest in it: their guards only count a
+// depth, and under stamp_it they neither enter nor leave the stamp pool). Only for schemes whose
+// guard is a region (the epoch family: debra, ebr, ner, qsbr, rcu, token_*, stamp_it); for the
+// others a region would protect nothing, and each operation stays its own region, as a
+// region_guard does nothing under xenium's hazard pointers. A region's guard is made and ended on
+// its worker's thread: next() before each operation, and the span's end with the worker's loop.
+template <class Scheme>
+class region_span {
+ public:
+  static constexpr bool holds_regions = Scheme::family == reclaim::family::epoch;
+
+  region_span(typename Scheme::domain& domain, unsigned ops)
+      : domain_(domain), ops_(holds_regions ? ops : 1) {}
+
+  void next() {
+    if (ops_ <= 1) return;
+    if (left_ == 0) {
+      guard_.reset();  // the region's end first: a guard at a time
+      guard_.emplace(domain_);
+      left_ = ops_;
+    }
+    --left_;
+  }
+
+ private:
+  typename Scheme::domain& domain_;
+  const unsigned ops_;
+  unsigned left_ = 0;  // operations the open region still takes
+  std::optional<typename Scheme::guard> guard_;
+};
+
 // The container of a trial, on `domain`: a container whose lab entry sizes it from the trial
 // (cuckoo_map's table from the key range, containers.hpp) is given the configuration too.
 template <class DS>
@@ -390,7 +430,10 @@ trial_result run_trial(const trial_config& cfg) {
         cfg, timeline.get(), result.timeline_origin_ns,
         [&domain] { return domain.stats().pending; }, result.samples,
         [&] { longest_pause_ns = domain.stats().longest_pause_ns; },
-        [&workload](unsigned i, const std::atomic<bool>& stop) { workload.run(i, stop); });
+        [&](unsigned i, const std::atomic<bool>& stop) {
+          region_span<Scheme> span(domain, cfg.region_ops);
+          workload.run(i, stop, span);
+        });
     result.stats = stats_delta(before, domain.stats());
     result.stats.longest_pause_ns = longest_pause_ns;
     result.rss_bytes = rss_bytes();

@@ -111,6 +111,40 @@ TYPED_TEST(churn, garbage_of_short_lived_threads_is_freed_15_pairs_each) {
   check_short_lived_threads<TypeParam>(15);
 }
 
+// The last thread out frees everything (paper 003, section 4.3: Stamp-it's last thread takes the
+// global retire list; the epoch schemes' exiting threads drive the epoch past their orphans' age;
+// hp's exiting thread scans once more). Workers run and exit, nothing runs after them, and nothing
+// may be left pending: a program's last workers must not leave their garbage until the domain
+// goes.
+using last_out_schemes =
+    ::testing::Types<reclaim::debra<>, reclaim::debra<reclaim::amortized_free<1>>, reclaim::ebr<>,
+                     reclaim::ner<>, reclaim::qsbr<>, reclaim::stamp_it<>, reclaim::hp<>,
+                     reclaim::hp<reclaim::amortized_free<1>>>;
+template <class S>
+class last_thread_out : public ::testing::Test {};
+TYPED_TEST_SUITE(last_thread_out, last_out_schemes);
+
+TYPED_TEST(last_thread_out, frees_what_every_exited_thread_left) {
+  using S = TypeParam;
+  typename S::domain domain;
+  list_of<S> list(domain);
+  const int pairs = static_cast<int>(scaled(2000));
+  for (int round = 0; round < 3; ++round) {
+    std::vector<std::thread> workers;
+    for (int t = 0; t < 3; ++t)
+      workers.emplace_back([&, t] {
+        for (int i = 0; i < pairs; ++i) pair_of_operations(list, t);
+      });
+    for (std::thread& w : workers) w.join();
+    const reclaim::stats s = domain.stats();
+    EXPECT_EQ(s.retired, static_cast<std::uint64_t>(3 * (round + 1) * pairs));
+    EXPECT_EQ(s.pending, 0u) << "round " << round << ": retired " << s.retired << ", freed "
+                             << s.freed;
+    EXPECT_EQ(s.freed, s.retired);
+  }
+  EXPECT_EQ(list.size(), 0u);
+}
+
 // ---------------------------------------------------------------------------------------------
 // thread_local objects whose destructors use a container. C++ destroys a thread's thread_local
 // objects in reverse order of construction: one built before the thread's first use of a domain

@@ -481,7 +481,7 @@ TEST(nbr_plus_scheme, sends_fewer_signals_than_nbr_for_the_same_work) {
 }
 
 TEST(nbr_scheme, policies_set_the_threshold_reservations_watermark_and_signal) {
-  static_assert(nbr<>::threshold == 32768 && nbr<>::reservation_count == 8);
+  static_assert(nbr<>::threshold == 1024 && nbr<>::reservation_count == 8);
   static_assert(nbr<>::low_watermark_size == nbr<>::threshold);
   static_assert(nbr_plus<>::low_watermark_size == nbr_plus<>::threshold / 2);
   static_assert(nbr_plus<bag_threshold<100>, reclaim::low_watermark<25>>::low_watermark_size == 25);

@@ -954,10 +954,10 @@ TEST(ner_scheme, garbage_grows_while_a_thread_stalls_in_an_operation) {
   check_garbage_grows_while_a_thread_stalls<ner<>>();
 }
 
-// ebr tries to advance on every region entry, ner every K entries: one thread alone advances the
-// epoch once per entry, or once per K entries.
+// ebr and ner try to advance every K region entries (64 and 100 by default; Fraser's ebr on every
+// entry): one thread alone advances the epoch once per K entries.
 TEST(ner_scheme, advance_every_policy_sets_how_often_the_epoch_may_advance) {
-  static_assert(ebr<>::advance_interval == 1 && ner<>::advance_interval == 100);
+  static_assert(ebr<>::advance_interval == 64 && ner<>::advance_interval == 100);
   static_assert(ner<reclaim::advance_every<5>, reclaim::batch_free>::advance_interval == 5);
   auto epochs_after = [](auto scheme_tag, int ops) {
     using S = decltype(scheme_tag);
@@ -966,7 +966,8 @@ TEST(ner_scheme, advance_every_policy_sets_how_often_the_epoch_may_advance) {
     return domain.stats().epochs;
   };
   constexpr int ops = 1000;
-  EXPECT_EQ(epochs_after(ebr<>{}, ops), static_cast<std::uint64_t>(ops));
+  EXPECT_EQ(epochs_after(ebr<reclaim::advance_every<1>>{}, ops), static_cast<std::uint64_t>(ops));
+  EXPECT_EQ(epochs_after(ebr<>{}, ops), static_cast<std::uint64_t>(ops / 64));
   EXPECT_EQ(epochs_after(ner<>{}, ops), static_cast<std::uint64_t>(ops / 100));
   EXPECT_EQ(epochs_after(ner<reclaim::advance_every<5>>{}, ops), static_cast<std::uint64_t>(ops / 5));
 }

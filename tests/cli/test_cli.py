@@ -72,6 +72,7 @@ BENCH = sys.argv[1]
 failures = []
 
 SCHEMES = {"none": "none", "debra": "epoch", "hp": "pointer"}  # name: family
+FAMILIES = {**SCHEMES, "qsbr": "epoch", "stamp_it": "epoch"}  # of every scheme a check runs
 CONTAINERS = ["lazy_list", "hm_list"]
 POOLS = {"treiber_stack": "stack", "ms_queue": "queue"}  # name: workload
 ALLOCATORS = ["glibc", "jemalloc", "tcmalloc", "mimalloc"]
@@ -80,7 +81,7 @@ REQUIRED_FIELDS = [
     "insert", "delete", "prefill",
     "seed", "ops", "throughput", "peak_rss_bytes", "rss_bytes", "retired", "freed", "pending",
     "pending_peak", "epochs", "scans", "signals", "free_ns", "final_size", "checksum_ok", "git",
-    "cpus", "family",
+    "cpus", "family", "scan_ns", "pairs", "region_ops",
 ]
 
 
@@ -347,7 +348,7 @@ def check_record(rec, where):
     check(rec["ops"] > 0 and rec["throughput"] > 0, f"{where}: no operations")
     check(abs(rec["throughput"] * rec["seconds"] - rec["ops"]) <= 1e-6 * rec["ops"] + 1,
           f"{where}: throughput is not ops / seconds")
-    check(rec["family"] == SCHEMES.get(rec["scheme"]), f"{where}: family {rec['family']}")
+    check(rec["family"] == FAMILIES.get(rec["scheme"]), f"{where}: family {rec['family']}")
     check(rec["alloc"] in ALLOCATORS,
           f"{where}: alloc {rec['alloc']}")
     check(isinstance(rec["git"], str) and rec["git"], f"{where}: git {rec['git']!r}")
@@ -1423,6 +1424,48 @@ def test_pools(tmp):
           f"pools without prefill: {records}")
 
 
+# --- regions across operations -------------------------------------------------------------------
+
+def test_regions(tmp):
+    # One region across all of a worker's operations: debra's thread never leaves its operation,
+    # so the epoch cannot pass it and its garbage piles up while the trial runs (the peak is about
+    # all it retired), then the last thread out frees all of it; a region per operation (the
+    # default) frees as it goes. Under hp a region is nothing: it frees either way. A queue in
+    # pairs and the JSON line say what ran.
+    out = os.path.join(tmp, "regions.jsonl")
+    for ops_per_region in ("1", "20000"):
+        r = bench("--ds", "hm_list", "--scheme", "debra,hp", "--threads", "1", "--ops", "20K",
+                  "--keys", "256", "--region-ops", ops_per_region, "--out", out)
+        check(r.returncode == 0, f"regions {ops_per_region}: exit status {r.returncode}: "
+                                 f"{r.stderr}")
+    records = {(rec.get("scheme"), rec.get("region_ops")): rec for rec in load_lines(out)}
+    for rec in records.values():
+        check_record(rec, f"regions {rec.get('scheme')} {rec.get('region_ops')}")
+    for key in (("debra", 1), ("hp", 1), ("hp", 20000)):
+        rec = records.get(key, {})
+        check(rec.get("retired", 0) > 1000 and rec.get("freed", 0) > 0, f"regions {key}: {rec}")
+    one_region, per_operation = records.get(("debra", 20000), {}), records.get(("debra", 1), {})
+    check(one_region.get("retired", 0) > 1000
+          and one_region.get("pending_peak", 0) > 0.9 * one_region["retired"]
+          and one_region.get("freed") == one_region["retired"],
+          f"regions: debra in one region froze nothing, or left garbage: {one_region}")
+    check(per_operation.get("pending_peak", 0) < 0.5 * per_operation.get("retired", 0),
+          f"regions: debra with a region per operation did not free as it went: {per_operation}")
+    pairs = os.path.join(tmp, "region_pairs.jsonl")
+    r = bench("--ds", "ms_queue", "--scheme", "stamp_it,qsbr", "--threads", "2", "--ops", "4K",
+              "--keys", "1K", "--pairs", "--region-ops", "100", "--out", pairs)
+    check(r.returncode == 0, f"regions, queue pairs: exit status {r.returncode}: {r.stderr}")
+    for rec in load_lines(pairs):
+        check_record(rec, f"regions, queue pairs, {rec.get('scheme')}")
+        check(rec.get("region_ops") == 100 and rec.get("final_size") == 500, f"{rec}")
+    absent = os.path.join(tmp, "absent.jsonl")
+    for value in ("0", "abc", "1000001"):
+        expect_refused(["--region-ops", value], "--region-ops", absent)
+    if any(name.startswith("xenium:") for name in listed_names()):
+        expect_refused(["--ds", "hm_list", "--scheme", "xenium:ebr", "--region-ops", "100"],
+                       "is a peer's scheme", absent)
+
+
 # --- latency and pauses ----------------------------------------------------------------------
 
 LATENCY_FIELDS = ["latency_samples", "latency_p50_ns", "latency_p99_ns", "latency_p999_ns",
@@ -1564,7 +1607,7 @@ CHECKS = {"bad_input": test_bad_input, "list": test_list, "run": test_run, "allo
           "lazy_out": test_lazy_out, "skip_pairs": test_skip_pairs,
           "cleanup": test_cleanup, "thread_failure": test_thread_failure,
           "pools": test_pools, "memory": test_memory, "latency": test_latency,
-          "peers": test_peers, "ops": test_ops}
+          "peers": test_peers, "ops": test_ops, "regions": test_regions}
 
 if __name__ == "__main__":
     with tempfile.TemporaryDirectory(prefix="reclaim-bench-cli-") as tmp:

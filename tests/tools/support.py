@@ -85,6 +85,8 @@ def sampled_rows():
                 "threads": 4, "trial": trial, "seconds": SECONDS, "ops": 1000,
                 "throughput": 1000 / SECONDS, "peak_rss_bytes": samples[-1]["rss_bytes"],
                 "retired": 1000, "freed": 500, "pending_peak": max(x["pending"] for x in samples),
+                # Once the workers exited: the stalled runs kept all of it, the others none.
+                "pending": max(x["pending"] for x in samples) if stall else 0,
                 "free_ns": 0, "signals": 10 * trial if scheme == "nbr_plus" else 0,
                 "stall": stall, "sample_ms": SAMPLE_MS, "samples": samples,
                 "checksum_ok": True, "git": "abc1234", "cpus": CPUS,

@@ -65,21 +65,27 @@ class EveryCommandWritesAPlausiblePng(ToolsCase):
         # Two panels stacked: a taller image than one panel.
         self.assertGreater(png_size(two)[1], png_size(one)[1])
 
-    def test_memory_over_time_draws_a_row_per_stall(self):
+    def check_taller_with_both_stalls(self, command, one_stall, both_stalls):
+        """With and without a stalled thread: a row (or panel) each, so a taller image than one."""
         sampled = write_results(self.path("sampled.jsonl"), sampled_rows())
-        one, two = self.path("mot1.png"), self.path("mot2.png")
-        self.check_command("memory-over-time", sampled, "--stall", "1", out=one)
-        self.check_command("memory-over-time", sampled, "--scheme", "debra,nbr_plus",
-                           "--threads", "4", out=two)
-        # With and without a stalled thread: two rows of panels, a taller image than one row.
+        one, two = self.path(f"{command}1.png"), self.path(f"{command}2.png")
+        self.check_command(command, sampled, *one_stall, out=one)
+        self.check_command(command, sampled, *both_stalls, out=two)
         self.assertGreater(png_size(two)[1], png_size(one)[1])
 
+    def test_memory_over_time_draws_a_row_per_stall(self):
+        self.check_taller_with_both_stalls("memory-over-time", ["--stall", "1"],
+                                           ["--scheme", "debra,nbr_plus", "--threads", "4"])
+
     def test_memory_with_and_without_a_stall_draws_a_row_each(self):
-        sampled = write_results(self.path("sampled.jsonl"), sampled_rows())
-        one, two = self.path("mem1.png"), self.path("mem2.png")
-        self.check_command("memory", sampled, "--stall", "0", out=one)
-        self.check_command("memory", sampled, out=two)
-        self.assertGreater(png_size(two)[1], png_size(one)[1])
+        self.check_taller_with_both_stalls("memory", ["--stall", "0"], [])
+
+    def test_unreclaimed_draws_a_panel_per_stall(self):
+        self.check_taller_with_both_stalls("unreclaimed", ["--stall", "1"], [])
+
+    def test_reclamation_cost_writes_png(self):
+        self.check_command("reclamation-cost", self.results, "--alloc", "glibc",
+                           out=self.path("cost.png"))
 
     def test_no_temporary_files_are_left_beside_the_png(self):
         self.check_command("memory", self.results, out=self.path("clean", "m.png"))

@@ -105,6 +105,12 @@ class ExperimentReport(ToolsCase):
         self.assertNotIn("Pending garbage peak", self.report)
         self.assertNotIn("stalled", self.report)
 
+    def test_cost_per_node_matches_hand_computed_values(self):
+        # free_ns / freed per trial: t x (0.1 x 2e9 / 400, 0.3 x 2e9 / 100, 0.2 x 2e9 / 200) ns =
+        # t x (500000, 6000000, 2000000): median 2e6 x t, min 5e5 x t, max 6e6 x t (no scan_ns).
+        self.assertIn("| debra | 2000000 (500000-6000000) | 4000000 (1000000-12000000) | "
+                      "8000000 (2000000-24000000) |", self.section("hm_list, glibc"))
+
     def test_free_share_and_freed_match_hand_computed_values(self):
         # free_ns = share x threads x seconds x 1e9 with shares 10%, 30%, 20%; freed 400, 100, 200
         self.assertIn("| debra_af | 20.0%, 200 freed | 20.0%, 200 freed | 20.0%, 200 freed |",
@@ -226,6 +232,12 @@ class MemoryOverTime(ToolsCase):
         self.assertIn("| debra | 48000 (44100-58800) |",
                       self.section("dgt_bst, jemalloc, 1 stalled thread"))
         self.assertIn("| debra | 480 (441-588) |", self.section("dgt_bst, jemalloc"))
+
+    def test_report_gives_what_is_left_once_the_workers_exited(self):
+        self.assert_ok(self.completed)
+        self.assertIn("| debra | 100.0% (100.0%) |",
+                      self.section("dgt_bst, jemalloc, 1 stalled thread"))
+        self.assertIn("| nbr_plus | 0.0% (0.0%) |", self.section("dgt_bst, jemalloc"))
 
     def test_report_shows_signals_of_the_schemes_that_sent_any(self):
         self.assert_ok(self.completed)

@@ -59,6 +59,14 @@ def parser():
                     "pending garbage and RSS over the trial (--sample-ms), one line per scheme",
                     "memory_over_time").add_argument("--threads",
                                                      help="thread counts (comma list)")
+    results_command("unreclaimed",
+                    "unreclaimed nodes over the successive trials (--sample-ms) and after the "
+                    "workers exited, one line per scheme (paper 003, Figures 6, 8-11)",
+                    "unreclaimed").add_argument("--threads", help="thread counts (comma list)")
+    results_command("reclamation-cost",
+                    "reclamation cost per node freed, (free_ns + scan_ns) / freed, vs threads",
+                    "reclamation_cost").add_argument("--threads",
+                                                     help="thread counts (comma list)")
 
     def timeline_command(name, help_text):
         c = sub.add_parser(name, help=help_text, description=help_text)
@@ -207,7 +215,8 @@ def run(args):
         from . import compare
         return print_table(
             compare.table(compare.compare(args.base, args.other, args.match, args.peer)), args.out)
-    if args.command in ("throughput", "af-bars", "pauses", "memory", "memory-over-time"):
+    if args.command in ("throughput", "af-bars", "pauses", "memory", "memory-over-time",
+                        "unreclaimed", "reclamation-cost"):
         df = load_results(args.results)
         kind = args.command.replace("-", "_")
         out = args.out or default_out(args.results, kind)

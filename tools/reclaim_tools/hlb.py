@@ -334,7 +334,7 @@ def record(experiment, bench, out, valgrind="valgrind"):
         for n, flags in enumerate(points, 1):
             log = os.path.join(work, f"point{n}.log")
             command = [valgrind, "--tool=lackey", "--trace-mem=yes", "--trace-sched=yes",
-                       f"--log-file={log}", bench, *flags,
+                       f"--log-file={log}", bench, *flags, "--in-process",  # traced: not a child
                        "--out", os.path.join(work, "trials.jsonl")]
             print(f"hlb-record: {n}/{len(points)}: {' '.join(flags)}", file=sys.stderr,
                   flush=True)

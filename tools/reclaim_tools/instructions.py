@@ -45,7 +45,9 @@ def _instructions(valgrind, tool, bench, lab_args, ops, workdir):
     out = os.path.join(workdir, f"ops_{ops}.jsonl")
     if os.path.exists(out):
         os.remove(out)
-    command = [valgrind, *_TOOL_ARGS[tool], bench, *lab_args, "--ops", str(ops), "--out", out]
+    # --in-process: the trial must run in the process valgrind watches, not in a child.
+    command = [valgrind, *_TOOL_ARGS[tool], bench, *lab_args, "--in-process", "--ops", str(ops),
+               "--out", out]
     try:
         proc = subprocess.run(command, capture_output=True, text=True)
     except OSError as e:

@@ -151,6 +151,8 @@ def panel_title(group, rows):
         parts.append("push-pop pairs")
     elif rows.groupby(["insert", "delete"]).ngroups > 1:
         parts.append(f"{g['insert']}i-{g['delete']}d")
+    if g["region_ops"] > 1:
+        parts.append(f"{g['region_ops']} ops per region")
     if g["stall"]:
         parts.append(f"{g['stall']} stalled thread{'' if g['stall'] == 1 else 's'}")
     return ", ".join(parts)
@@ -422,6 +424,86 @@ def draw_memory_over_time(df, path, out, **filters):
         from_zero(axes)
         fig.suptitle("memory over time: median over "
                      f"{trials_note(summarize(rows))} per sample, min-max shaded")
+        figure_legend(fig, axes, "scheme")
+        written.append(save(fig, file))
+    return written
+
+
+def draw_unreclaimed(df, path, out, **filters):
+    """Paper 003, Figures 6 and 8-11: unreclaimed nodes (pending garbage) over the successive
+    trials of each point, one after another on one time axis, one line per scheme; after each
+    trial's samples, its value once every worker had exited (`pending`, a diamond), to show
+    whether the scheme frees everything when the threads stop. A panel per GROUP and thread count."""
+    sel = with_samples(select(df, path, **filters), path)
+    written = []
+    for file, rows in split_for_files(sel, out):
+        schemes = ordered(rows["scheme"])
+        groups = panel_groups(rows, extra=["threads"])
+        fig, axes = panels(groups, 1)
+        for group, ax in zip(groups, axes[:, 0]):
+            part = panel_rows(rows, group, extra=["threads"])
+            t = group[-1]
+            for scheme in schemes:
+                trials = part[part["scheme"] == scheme].sort_values("trial")
+                if trials.empty:
+                    continue
+                xs, ys, ends_x, ends_y = [], [], [], []
+                offset = 0.0
+                for samples, seconds, end in zip(trials["samples"], trials["seconds"],
+                                                 trials["pending"]):
+                    xs += [offset + s["t_ms"] / 1e3 for s in samples] + [np.nan]
+                    ys += [s["pending"] for s in samples] + [np.nan]
+                    ends_x.append(offset + seconds)
+                    ends_y.append(end)
+                    offset += seconds
+                line, = ax.plot(xs, ys, linewidth=1.0, label=scheme)
+                ax.plot(ends_x, ends_y, linestyle="none", marker="D", markersize=4,
+                        color=line.get_color())
+            ax.set_title(f"{panel_title(group[:-1], sel)}, {t} thread{'' if t == 1 else 's'}",
+                         fontsize="medium")
+            ax.set_xlabel("time over the point's successive trials (s); diamonds: after the "
+                          "workers exited")
+            ax.set_ylabel("unreclaimed nodes (retired, not freed)")
+            ax.set_xlim(left=0)
+            ax.grid(True, alpha=0.3)
+        from_zero(axes)
+        fig.suptitle("unreclaimed nodes over successive trials")
+        figure_legend(fig, axes, "scheme")
+        written.append(save(fig, file))
+    return written
+
+
+def cost_per_node(df):
+    """Reclamation cost per node freed, (free_ns + scan_ns) / freed, per trial (NaN where a trial
+    freed nothing); free_ns and scan_ns are sampled timings (core/stats.hpp)."""
+    scan = df["scan_ns"] if "scan_ns" in df else 0
+    freed = df["freed"].where(df["freed"] > 0)
+    return (df["free_ns"] + scan) / freed
+
+
+def draw_reclamation_cost(df, path, out, **filters):
+    """Reclamation cost per node freed against threads, one line per scheme (median, min-max), one
+    panel per GROUP: paper 003's claim that Stamp-it's cost per node does not grow with threads."""
+    sel = select(df, path, **filters)
+    sel = sel.assign(cost=cost_per_node(sel)).dropna(subset=["cost"])
+    if sel.empty:
+        raise ToolError(f"{path}: no trial of the selection freed anything: no cost per node")
+    written = []
+    for file, rows in split_for_files(sel, out):
+        schemes = ordered(rows["scheme"])
+        groups = panel_groups(rows)
+        fig, axes = panels(groups, 1)
+        for group, ax in zip(groups, axes[:, 0]):
+            part = panel_rows(rows, group)
+            error_lines(ax, summarize(part, "cost"), 1.0, schemes)
+            threads_axis(ax, part["threads"].unique())
+            cores_line(ax, int(part["cpus"].max()), part["threads"].unique())
+            ax.set_yscale("log")
+            ax.set_ylabel("ns per node freed (free + scan)")
+            ax.set_title(panel_title(group, sel))
+            ax.grid(True, alpha=0.3, which="both")
+        fig.suptitle(f"reclamation cost per node: median and min-max over "
+                     f"{trials_note(summarize(rows, 'cost'))}")
         figure_legend(fig, axes, "scheme")
         written.append(save(fig, file))
     return written

@@ -15,7 +15,7 @@ from .data import GROUP, POINT, load_results, load_timeline, summarize
 # The filters of the plots of results: the columns of a point.
 RESULT_FILTERS = ("ds", "alloc", "scheme", "threads", "keys", "insert", "delete", "stall")
 PLOT_KINDS = ["throughput", "af_bars", "timeline", "garbage_per_epoch", "memory",
-              "memory_over_time", "pauses"]
+              "memory_over_time", "pauses", "unreclaimed", "reclamation_cost"]
 # The filters a [[plot]] may carry, per kind, beside kind and file.
 PLOT_KEYS = {
     "throughput": set(RESULT_FILTERS),
@@ -23,6 +23,8 @@ PLOT_KEYS = {
     "memory_over_time": set(RESULT_FILTERS),
     "af_bars": set(RESULT_FILTERS),
     "pauses": set(RESULT_FILTERS),
+    "unreclaimed": set(RESULT_FILTERS),
+    "reclamation_cost": set(RESULT_FILTERS),
     "timeline": {"timeline", "ds", "alloc", "scheme", "threads", "trial", "event"},
     "garbage_per_epoch": {"timeline", "ds", "alloc", "scheme", "threads", "trial"},
 }
@@ -95,7 +97,8 @@ def run_timeline(spec, plot, path, i):
 def draw_plot(spec, df, name, plot, i, path, plots_dir):
     kind = plot["kind"]
     out = os.path.join(plots_dir, plot.get("file", f"{name}_{i}_{kind}.png"))
-    if kind in ("throughput", "memory", "memory_over_time", "af_bars", "pauses"):
+    if kind in ("throughput", "memory", "memory_over_time", "af_bars", "pauses", "unreclaimed",
+                "reclamation_cost"):
         draw = getattr(plots, f"draw_{kind}")
         return draw(df, spec["out"], out, **{k: plot[k] for k in RESULT_FILTERS if k in plot})
     filters = {k: plot[k] for k in ("ds", "alloc", "scheme", "threads") if k in plot}
@@ -136,6 +139,9 @@ def point_tables(df):
             return [fmt(frame.loc[key(s, t)]) if key(s, t) in frame.index else "-"
                     for t in threads]
 
+        def counts(r):  # a count's median (min-max), whole numbers
+            return f"{r['median']:.0f} ({r['min']:.0f}-{r['max']:.0f})"
+
         out.append(("heading", plots.panel_title(group, df)))
         out.append(("text", "Throughput, Mops/s: median (min-max) over "
                             f"{plots.trials_note(summarize(part))}."))
@@ -163,21 +169,34 @@ def point_tables(df):
                             f"{freed.loc[key(s, t), 'median']:.0f} freed"
                             if key(s, t) in share.index else "-" for t in threads]
                      for s in schemes]))
+        costs = part.assign(cost=plots.cost_per_node(part)).dropna(subset=["cost"])
+        if not costs.empty:
+            cost = summarize(costs, "cost").set_index(POINT)
+            out.append(("text", "Reclamation cost per node freed, (free_ns + scan_ns) / freed, in "
+                                "ns: median (min-max) over the trials that freed anything."))
+            out.append(("table", header, [[s] + cells(counts, cost, s) for s in schemes]))
+        sampled = (part[part["sample_ms"] > 0] if {"sample_ms", "pending"} <= set(part)
+                   else part.iloc[0:0])
+        if not sampled.empty:
+            end = summarize(sampled.assign(end_share=sampled["pending"]
+                                           / sampled["pending_peak"].where(
+                                               sampled["pending_peak"] > 0)).fillna(
+                {"end_share": 0.0}), "end_share").set_index(POINT)
+            out.append(("text", "Unreclaimed at the end of the trial, once every worker had "
+                                "exited (`pending`), as a share of the trial's peak "
+                                "(`pending_peak`): median (max) over trials."))
+            out.append(("table", header, [[s] + cells(lambda r: f"{r['median'] * 100:.1f}% "
+                                                                f"({r['max'] * 100:.1f}%)",
+                                                      end, s) for s in schemes]))
         if any_stall:  # with a stalled thread and without, side by side
             out.append(("text", "Pending garbage peak (`pending_peak`, objects retired and not "
                                 "yet freed): median (min-max) over trials."))
-            out.append(("table", header, [[s] + cells(lambda r: f"{r['median']:.0f} "
-                                                                f"({r['min']:.0f}-"
-                                                                f"{r['max']:.0f})",
-                                                      pending, s) for s in schemes]))
+            out.append(("table", header, [[s] + cells(counts, pending, s) for s in schemes]))
         signalling = [s for s in schemes if part.loc[part["scheme"] == s, "signals"].sum() > 0]
         if signalling:
             out.append(("text", "Signals sent (neutralization): median (min-max) over trials; "
                                 "schemes that sent none are left out."))
-            out.append(("table", header, [[s] + cells(lambda r: f"{r['median']:.0f} "
-                                                                f"({r['min']:.0f}-"
-                                                                f"{r['max']:.0f})",
-                                                      signals, s) for s in signalling]))
+            out.append(("table", header, [[s] + cells(counts, signals, s) for s in signalling]))
     return out
 
 

@@ -13,6 +13,9 @@
 //                              its free policy, all while it holds its garbage against a barrier
 //                              (thread_record::try_borrow). The base then flushes the gauge and
 //                              clears the nesting.
+//   Domain::exit_flushes       optional: how many flush_local() calls an exiting thread makes
+//                              while the orphanage holds garbage, enough for the scheme's epoch to
+//                              pass the age of everything in it (detach()).
 //   Domain::guard_type         the scheme's guard (domain.retire() runs in one).
 //   Domain::grace_periods      whether it offers synchronize() and barrier(), through
 //                              wait_for_grace_period(me, deadline), barrier_locked(me, deadline)
@@ -272,9 +275,24 @@ class domain_base {
   }
 
   void detach(Record& r) noexcept {
-    static_cast<Domain&>(*this).on_thread_exit(r);
-    r.pending.flush(gauge_);
+    self().on_thread_exit(r);
     r.leave_all();
+    free_orphans_on_exit(r);
+    r.pending.flush(gauge_);
+  }
+
+  // The last thread out frees what exited threads left, its own garbage included (paper 003,
+  // section 4.3, gives Stamp-it's last thread this duty; the epoch schemes take it here). Without
+  // it, the garbage of a program's last workers waited for the next operation on the domain, or
+  // for its destruction. With no other thread in an operation, each flush advances the epoch once
+  // and frees what that makes safe; a thread that finds another in an operation gives up after as
+  // many tries, and that thread, being alive, frees the orphans in a later operation or when it
+  // exits in turn. The record is idle here, its garbage handed over: a flush is an operation of its
+  // own, as a user's flush() before exit would be.
+  void free_orphans_on_exit(Record& r) {
+    if constexpr (requires { Domain::exit_flushes; })
+      for (unsigned i = 0; i < Domain::exit_flushes && !orphans_.empty(); ++i)
+        self().flush_local(r);
   }
 
   std::atomic<bool> barrier_running_{false};

@@ -164,7 +164,7 @@ class sampled_timer {
 
 // A reclamation pass that decides what is safe to free (a scan of hazards or announcements, an
 // epoch advance attempt, a walk of stamped lists), into counters::scan_ns. Some schemes run one on
-// every operation (ebr tries to advance on every entry): sampled.
+// every operation (ebr<advance_every<1>> tries to advance on every entry): sampled.
 class scan_timer : public sampled_timer {
  public:
   explicit scan_timer(counters& c) noexcept : sampled_timer(c.scan_ns, c.scans_untimed) {}

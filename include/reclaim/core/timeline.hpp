@@ -278,13 +278,18 @@ class recorder {
   recorder& operator=(const recorder&) = delete;
 
   // Gives the calling thread a buffer labelled `thread` (preallocated and touched now) and makes it
-  // the one this thread records into. A thread attached again with the same label gets a new
-  // buffer; both are read back.
+  // the one this thread records into (if this throws, the thread records nothing). A thread
+  // attached again with the same label gets a new buffer; both are read back. A thread may stay
+  // attached until it exits, so that what schemes do at its exit is recorded, as long as the
+  // recorder outlives it.
   void attach(std::size_t thread) {
     auto b = std::make_unique<buffer>(thread, settings_.capacity, settings_.slow_free_ns);
-    detail::current = b.get();
-    std::lock_guard lock(mutex_);
-    buffers_.push_back(std::move(b));
+    buffer* mine = b.get();
+    {
+      std::lock_guard lock(mutex_);
+      buffers_.push_back(std::move(b));
+    }
+    detail::current = mine;
   }
 
   // The calling thread stops recording.

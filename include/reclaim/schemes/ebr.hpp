@@ -5,12 +5,16 @@
 // epoch: it scans every record, and if every active thread announced the current epoch e, it CASes
 // e -> e+1. Each thread has three limbo lists indexed by epoch mod 3; a node goes into the list of
 // the epoch its retirer announced, and a list tagged e is freed once the thread sees the epoch at
-// e+3 (see begin() for why three and not two). ebr tries to advance on every region entry; ner
-// (Hart et al. 2007) is the same scheme trying every K entries (advance_every<K>, default 100).
+// e+3 (see begin() for why three and not two). Fraser's threads try to advance on every region
+// entry (ebr<advance_every<1>>); ours try every 64 entries by default, because the pass over all
+// records and the CAS on the shared epoch line on every entry cost up to 2.4x the throughput
+// (docs/results.md, "Defaults chosen by measurement"). ner (Hart et al. 2007) is the same template
+// with paper 003's interval, 100.
 //
-// When to use it. Short operations, read-mostly or not; ner when the pass over all records on every
-// entry (O(threads) remote reads) costs more than the garbage it saves. Prefer debra when there are
-// many threads: it checks one record per K operations instead of all of them.
+// When to use it. Short operations, read-mostly or not; advance_every<1> when garbage must be
+// freed as soon as possible and the pass over all records (O(threads) remote reads) on every entry
+// is affordable. Prefer debra when there are many threads: it checks one record per K operations
+// instead of all of them.
 // Garbage is NOT bounded: a thread that stalls inside an operation stops the epoch, and every
 // thread's lists grow until it resumes. A thread that exits (even inside an operation) blocks
 // nothing: its record is idle, and its garbage goes to the orphanage.
@@ -63,11 +67,11 @@ struct basic_ebr : core::scheme_base<basic_ebr<Flavour, Policies...>> {
 namespace detail {
 struct ebr_flavour {
   static constexpr std::string_view name = "ebr";
-  using default_interval = advance_every<1>;  // Fraser: every region entry
+  using default_interval = advance_every<64>;  // Fraser: advance_every<1> (see the top)
 };
 }  // namespace detail
 
-// ebr<advance_every<K>, FreePolicy>: try to advance on every entry by default.
+// ebr<advance_every<K>, FreePolicy>: try to advance every 64 entries by default.
 template <class... Policies>
 using ebr = basic_ebr<detail::ebr_flavour, Policies...>;
 
@@ -102,6 +106,9 @@ class basic_ebr<Flavour, Policies...>::domain
  public:
   using guard_type = basic_ebr::guard;
   static constexpr bool grace_periods = true;
+  // An exiting thread's lists are tagged with an epoch no newer than the current one, and safe
+  // three advances later; each flush_local() advances once if no thread holds the epoch back.
+  static constexpr unsigned exit_flushes = 3;
   using base::retire;  // domain.retire(node[, deleter]) from any thread
 
   domain() = default;

@@ -25,6 +25,8 @@
 //                     per scan, sorted, then a binary search per retired node) or naive_scan (every
 //                     slot of every record read again for each retired node, paper 004's Figure 2;
 //                     kept to measure the difference)
+//   scan_threshold<B, P>  when a thread scans: once B + P x H nodes wait, H the domain's hazard
+//                     slots (default <100, 2>)
 //   epochs_first      epoch_pop (epoch_pop.hpp): operations also announce an epoch, garbage is
 //                     freed by the epoch while it advances, and by a hazard scan only when it does
 //                     not
@@ -131,6 +133,18 @@ struct naive_scan {
   };
 };
 
+// When a thread scans: once its retired list holds Base + PerSlot x H nodes, H the hazard slots of
+// the domain (Michael's R = H + Omega(H): a scan then frees at least R - H nodes, so its cost is
+// amortized). Default <100, 2>.
+struct hp_threshold_kind {};
+template <unsigned Base, unsigned PerSlot>
+struct scan_threshold {
+  static_assert(PerSlot >= 1, "R must exceed the number of hazards H for a scan to free anything");
+  using policy_kind = hp_threshold_kind;
+  static constexpr std::size_t base = Base;
+  static constexpr std::size_t per_slot = PerSlot;
+};
+
 // epoch_pop's epoch fast path (epoch_pop.hpp); only with Publish-on-Ping's fence.
 struct hp_epochs_kind {};
 struct epochs_first {
@@ -148,11 +162,14 @@ struct hp : core::scheme_base<hp<Policies...>> {
       (std::is_same_v<typename Policies::policy_kind, hp_epochs_kind> || ...);
   static constexpr unsigned slot_count =
       core::find_policy_t<hp_slots_kind, slots<4>, Policies...>::value;
+  using threshold = core::find_policy_t<hp_threshold_kind, scan_threshold<100, 2>, Policies...>;
   static_assert((core::known_kinds<free_policy_kind, hp_slots_kind, fence_kind, hp_scan_kind,
-                                   hp_epochs_kind, signal_kind>::template contains<Policies> &&
+                                   hp_threshold_kind, hp_epochs_kind,
+                                   signal_kind>::template contains<Policies> &&
                  ...),
-                "hp takes a free policy, slots<K>, fence_policy<F>, scan_policy<S>, and for "
-                "hazard_pop and epoch_pop rt_signal<K> or signal_number<N>");
+                "hp takes a free policy, slots<K>, fence_policy<F>, scan_policy<S>, "
+                "scan_threshold<Base, PerSlot>, and for hazard_pop and epoch_pop rt_signal<K> or "
+                "signal_number<N>");
   // The signal is the ping's: hazard_pop<rt_signal<K>> builds its fence from it.
   static_assert(!(std::is_same_v<typename Policies::policy_kind, signal_kind> || ...) ||
                     fence::scheme_name == "hazard_pop",
@@ -248,7 +265,7 @@ class hp<Policies...>::domain
   std::size_t scan_threshold() const noexcept {
     const std::size_t slots = slot_count * this->threads_.size() +
                               extra_slots_.load(std::memory_order_relaxed);
-    return 100 + 2 * slots;
+    return threshold::base + threshold::per_slot * slots;
   }
 
  private:

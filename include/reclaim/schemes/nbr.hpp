@@ -14,7 +14,10 @@
 // When to use it. Structures whose operations fit the read/write-phase form (lazy_list,
 // harris_list, hm_list_restart, dgt_bst; not hm_list, whose searches resume mid-list): garbage is
 // bounded even when threads stall, and the per-read cost is a plain load, as under an epoch scheme.
-// Signals cost a few microseconds each, so keep the threshold large (the default 32K).
+// Signals cost a few microseconds each, so the threshold must not be tiny; the default, 1024, was
+// chosen by the defaults sweep (docs/results.md: as fast as paper 000's 32K or faster on the
+// lists and the hash map, and a structure that is rarely updated sees its garbage freed after
+// 1024 retires instead of 32768). Paper 000's setting is nbr<bag_threshold<32768>>.
 //
 // What it bounds. With batch_free, a thread's bag holds at most max(threshold, R x records + 1)
 // nodes: a round frees everything that is not reserved, and at most R x records nodes are. A stalled
@@ -142,7 +145,7 @@ struct basic_nbr : core::scheme_base<basic_nbr<Variant, Policies...>> {
   using free_policy = core::find_policy_t<free_policy_kind, batch_free, Policies...>;
   using signal = core::find_policy_t<nbr_signal_kind, rt_signal<4>, Policies...>;
   static constexpr std::size_t threshold =
-      core::find_policy_t<nbr_threshold_kind, bag_threshold<32768>, Policies...>::value;
+      core::find_policy_t<nbr_threshold_kind, bag_threshold<1024>, Policies...>::value;
   static constexpr unsigned reservation_count =
       core::find_policy_t<nbr_reservations_kind, reservations<8>, Policies...>::value;
   // nbr: the low watermark is the high one (no watching).

@@ -21,9 +21,10 @@
 // Progress: lock-free operations; reclamation can be blocked by a stalled or idle thread.
 // Differences from the papers: a thread is online from its first operation (it announces once, with
 // a seq_cst exchange validated by a re-read of the epoch); thread_offline() and thread exit take it
-// offline. The try-advance interval is a policy (advance_every<K>, default 1: every quiescent
-// state). Lists of exited (or offline) threads keep their tags in the orphanage, and any live
-// thread frees them at tag + 3; the free policy is a parameter.
+// offline. The try-advance interval is a policy (advance_every<K>, default 64 quiescent states,
+// chosen by the defaults sweep of docs/results.md; advance_every<1> tries at every one, as the
+// classic formulation does). Lists of exited (or offline) threads keep their tags in the
+// orphanage, and any live thread frees them at tag + 3; the free policy is a parameter.
 #pragma once
 #include <algorithm>
 #include <atomic>
@@ -43,7 +44,7 @@ template <class... Policies>
 struct qsbr : core::scheme_base<qsbr<Policies...>> {
   using free_policy = core::find_policy_t<free_policy_kind, batch_free, Policies...>;
   static constexpr unsigned advance_interval =
-      core::find_policy_t<epoch_advance_kind, advance_every<1>, Policies...>::value;
+      core::find_policy_t<epoch_advance_kind, advance_every<64>, Policies...>::value;
   static_assert(
       (core::known_kinds<free_policy_kind, epoch_advance_kind>::template contains<Policies> && ...),
       "qsbr takes a free policy and advance_every<K>");
@@ -92,6 +93,9 @@ class qsbr<Policies...>::domain
  public:
   using guard_type = qsbr::guard;
   static constexpr bool grace_periods = true;
+  // An exiting thread's lists are tagged with an epoch no newer than the current one, and safe
+  // three advances later; each flush_local() advances once if no thread holds the epoch back.
+  static constexpr unsigned exit_flushes = 3;
   using base::retire;  // domain.retire(node[, deleter]) from any thread
 
   domain() = default;
