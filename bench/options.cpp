@@ -367,19 +367,29 @@ std::optional<options> parse_command_line(int argc, char** argv, const registry&
   opt.insert_pct = static_cast<unsigned>(parse_uint("--insert", insert, 0, 100, percent));
   opt.delete_pct = static_cast<unsigned>(parse_uint("--delete", erase, 0, 100, percent));
   // A stack or a queue has no lookups: each operation is a push (--insert) or a pop (--delete).
-  for (const std::string& name : opt.ds)
-    if (const workload kind = reg.workload_of(name);
-        kind != workload::set && opt.insert_pct + opt.delete_pct != 100)
+  // A cache decides its inserts and erases itself (cache_workload.hpp).
+  for (const std::string& name : opt.ds) {
+    const workload kind = reg.workload_of(name);
+    if (kind == workload::cache && (opt.insert_pct != 50 || opt.delete_pct != 50))
+      throw usage_error(fmt::format("--insert {} and --delete {}: {} runs paper 003's HashMap "
+                                    "benchmark, whose inserts and evictions follow from the "
+                                    "cache's misses; leave --insert and --delete at 50 (the "
+                                    "default)",
+                                    opt.insert_pct, opt.delete_pct, name));
+    if (kind != workload::set && kind != workload::cache &&
+        opt.insert_pct + opt.delete_pct != 100)
       throw usage_error(fmt::format("--insert {} and --delete {} add up to {} percent, but {} is a "
                                     "{}: its operations are pushes (--insert) and pops (--delete), "
                                     "which must add up to 100 (it has no lookups)",
                                     opt.insert_pct, opt.delete_pct,
                                     opt.insert_pct + opt.delete_pct, name, to_string(kind)));
+  }
   if (opt.pairs) {
     for (const std::string& name : opt.ds)
-      if (const workload kind = reg.workload_of(name); kind == workload::set)
-        throw usage_error(fmt::format("--pairs: {} is a set; --pairs applies to a stack or a "
-                                      "queue (push then pop)", name));
+      if (const workload kind = reg.workload_of(name);
+          kind == workload::set || kind == workload::cache)
+        throw usage_error(fmt::format("--pairs: {} is a {}; --pairs applies to a stack or a "
+                                      "queue (push then pop)", name, to_string(kind)));
     if (opt.insert_pct != 50 || opt.delete_pct != 50)
       throw usage_error(fmt::format("--pairs with --insert {} and --delete {}: a pair is one push "
                                     "and one pop, so give 50 and 50 (the default) or no --pairs",

@@ -7,6 +7,7 @@
 
 #include <reclaim/concepts.hpp>
 
+#include "cache_workload.hpp"
 #include "containers.hpp"
 #include "pool_workload.hpp"
 #include "registry.hpp"
@@ -28,6 +29,10 @@ struct workload_runner<workload::stack, DS> {
 template <class DS>
 struct workload_runner<workload::queue, DS> {
   using type = pool_workload<DS, /*Fifo=*/true>;
+};
+template <class DS>
+struct workload_runner<workload::cache, DS> {
+  using type = cache_workload<DS>;
 };
 
 // What a domain of Scheme refuses on this machine, by constructing one ("" if nothing).

@@ -110,14 +110,17 @@ struct scheme_info {
 
 // What a container's trials do (containers.hpp): a set runs inserts, deletes and lookups of random
 // keys (trial.hpp); a stack or a queue pushes and pops values that name their producer
-// (pool_workload.hpp), and a queue is also checked for per-producer FIFO order.
-enum class workload { set, stack, queue };
+// (pool_workload.hpp), and a queue is also checked for per-producer FIFO order; a cache runs paper
+// 003's HashMap benchmark, simulations that reuse or compute partial results and hold them
+// (cache_workload.hpp).
+enum class workload { set, stack, queue, cache };
 
 constexpr std::string_view to_string(workload w) {
   switch (w) {
     case workload::set: return "set";
     case workload::stack: return "stack";
     case workload::queue: return "queue";
+    case workload::cache: return "cache";
   }
   return "?";
 }

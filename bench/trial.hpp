@@ -256,6 +256,33 @@ double run_workers(const trial_config& cfg, reclaim::timeline::recorder* timelin
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
 }
 
+// What a thread's successful inserts added to a set or map and its successful erases removed.
+struct tally {
+  std::int64_t count = 0;
+  std::int64_t key_sum = 0;
+
+  void add(std::int64_t key) {
+    ++count;
+    key_sum += key;
+  }
+  void remove(std::int64_t key) {
+    --count;
+    key_sum -= key;
+  }
+  tally& operator+=(const tally& t) {
+    count += t.count;
+    key_sum += t.key_sum;
+    return *this;
+  }
+};
+
+// One slot per worker, each on its own cache lines: written once, by its owner, at the end.
+struct alignas(128) thread_outcome {
+  tally delta;
+  std::uint64_t ops = 0;
+  latency_histogram latency;
+};
+
 // The workload of a set (lazy_list, hm_list, ...): the prefill inserts uniformly random keys from
 // [0, keys) until exactly keys/2 inserts have succeeded; each worker draws a key and an operation
 // (insert, delete or lookup, by --insert and --delete); at the end the set must hold exactly what
@@ -337,33 +364,6 @@ class set_workload {
   }
 
  private:
-  // What a thread's successful inserts added and its successful erases removed.
-  struct tally {
-    std::int64_t count = 0;
-    std::int64_t key_sum = 0;
-
-    void add(std::int64_t key) {
-      ++count;
-      key_sum += key;
-    }
-    void remove(std::int64_t key) {
-      --count;
-      key_sum -= key;
-    }
-    tally& operator+=(const tally& t) {
-      count += t.count;
-      key_sum += t.key_sum;
-      return *this;
-    }
-  };
-
-  // One slot per thread, each on its own cache lines: written once, by its owner, at the end.
-  struct alignas(128) thread_outcome {
-    tally delta;
-    std::uint64_t ops = 0;
-    latency_histogram latency;
-  };
-
   DS& ds_;
   const trial_config& cfg_;
   tally prefilled_;

@@ -72,7 +72,8 @@ BENCH = sys.argv[1]
 failures = []
 
 SCHEMES = {"none": "none", "debra": "epoch", "hp": "pointer"}  # name: family
-FAMILIES = {**SCHEMES, "qsbr": "epoch", "stamp_it": "epoch"}  # of every scheme a check runs
+FAMILIES = {**SCHEMES, "qsbr": "epoch", "stamp_it": "epoch",  # of every scheme a check runs
+            "lfrc": "reference counting"}
 CONTAINERS = ["lazy_list", "hm_list"]
 POOLS = {"treiber_stack": "stack", "ms_queue": "queue"}  # name: workload
 ALLOCATORS = ["glibc", "jemalloc", "tcmalloc", "mimalloc"]
@@ -356,6 +357,13 @@ def check_record(rec, where):
     check(rec["peak_rss_bytes"] > 0 and rec["rss_bytes"] > 0, f"{where}: no RSS")
     if rec["scheme"] == "none":
         check(rec["freed"] == 0, f"{where}: none freed {rec['freed']}")
+
+
+def check_validated(rec, where):
+    """check_record, and the container held exactly what the successful operations left."""
+    check_record(rec, where)
+    check(rec.get("well_formed") is True and rec.get("final_size") == rec.get("expected_size")
+          and rec.get("final_key_sum") == rec.get("expected_key_sum"), f"{where}: {rec}")
 
 
 def test_run(tmp):
@@ -1370,9 +1378,7 @@ def test_pools(tmp):
     check(len(records) == 12, f"pools: {len(records)} JSON lines, expected 12")
     for rec in records:
         where = f"pools {rec.get('ds')} {rec.get('scheme')} threads={rec.get('threads')}"
-        check_record(rec, where)
-        check(rec.get("well_formed") is True and rec.get("final_size") == rec.get("expected_size")
-              and rec.get("final_key_sum") == rec.get("expected_key_sum"), f"{where}: {rec}")
+        check_validated(rec, where)
     check({(rec.get("ds"), rec.get("threads")) for rec in records}
           == {(d, t) for d in POOLS for t in (1, 2)}, "pools: not every point ran")
 
@@ -1464,6 +1470,39 @@ def test_regions(tmp):
     if any(name.startswith("xenium:") for name in listed_names()):
         expect_refused(["--ds", "hm_list", "--scheme", "xenium:ebr", "--region-ops", "100"],
                        "is a peer's scheme", absent)
+
+
+def test_cache(tmp):
+    # Paper 003's HashMap benchmark (bench/cache_workload.hpp): simulations on guarded_hm_hashmap
+    # that reuse or compute 1 KiB results and hold them. Started empty or prefilled to its bound
+    # (a third of --keys), the map ends holding what the successful inserts left after the
+    # evictions, within its bound, with every held result intact (well_formed); under the schemes
+    # whose last thread out frees the orphans (the epoch schemes, stamp_it) and under lfrc,
+    # everything retired is freed once the workers are gone. (hp's exiting threads scan, but two
+    # threads exiting together can each find a node the other still protected and orphan it:
+    # docs/schemes.md, "The last thread out frees".)
+    out = os.path.join(tmp, "cache.jsonl")
+    for prefill in ("--prefill", "--no-prefill"):
+        r = bench("--ds", "guarded_hm_hashmap", "--scheme", "none,debra,qsbr,hp,stamp_it,lfrc",
+                  "--threads", "1,3", "--ops", "3K", "--keys", "3K", prefill, "--out", out)
+        check(r.returncode == 0, f"cache {prefill}: exit status {r.returncode}: {r.stderr}")
+    records = load_lines(out)
+    check(len(records) == 24, f"cache: {len(records)} JSON lines, expected 24")
+    for rec in records:
+        where = f"cache {rec.get('scheme')} threads={rec.get('threads')} prefill={rec.get('prefill')}"
+        check_validated(rec, where)
+        check(rec.get("ops") == 3000 * rec.get("threads", 0), f"{where}: ops {rec.get('ops')}")
+        # 3K keys: the map holds at most 1,000 results (and one eviction per worker pending).
+        check(0 < rec.get("final_size", 0) <= 1000 + rec.get("threads", 0), f"{where}: {rec}")
+        check(rec.get("retired", 0) > 0, f"{where}: the evictions retired nothing")
+        if rec.get("scheme") not in ("none", "hp"):
+            check(rec.get("freed") == rec.get("retired"), f"{where}: left garbage: {rec}")
+    absent = os.path.join(tmp, "cache_absent.jsonl")
+    expect_refused(["--ds", "guarded_hm_hashmap", "--insert", "20", "--delete", "20"],
+                   "HashMap benchmark", absent)
+    expect_refused(["--ds", "guarded_hm_hashmap", "--pairs"], "is a cache", absent)
+    expect_refused(["--ds", "guarded_hm_hashmap", "--scheme", "nbr"],
+                   "neutralization cannot serve", absent)
 
 
 # --- latency and pauses ----------------------------------------------------------------------
@@ -1607,7 +1646,8 @@ CHECKS = {"bad_input": test_bad_input, "list": test_list, "run": test_run, "allo
           "lazy_out": test_lazy_out, "skip_pairs": test_skip_pairs,
           "cleanup": test_cleanup, "thread_failure": test_thread_failure,
           "pools": test_pools, "memory": test_memory, "latency": test_latency,
-          "peers": test_peers, "ops": test_ops, "regions": test_regions}
+          "peers": test_peers, "ops": test_ops, "regions": test_regions,
+          "cache": test_cache}
 
 if __name__ == "__main__":
     with tempfile.TemporaryDirectory(prefix="reclaim-bench-cli-") as tmp:

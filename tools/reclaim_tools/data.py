@@ -16,9 +16,9 @@ TIMELINE_FIELDS = ["ds", "scheme", "alloc", "threads", "trial", "thread", "event
                    "end_ns", "value"]
 EVENTS = ["batch_free", "slow_free", "epoch_advance", "epoch_seen", "token_receipt"]
 # One panel of a results plot (and one section of a report): a container, an allocator, a
-# workload (key range, insert and delete percentages, push-pop pairs, operations per region) and a
-# number of stalled threads (--stall).
-GROUP = ["ds", "alloc", "keys", "insert", "delete", "pairs", "region_ops", "stall"]
+# workload (key range, insert and delete percentages, push-pop pairs, operations per region,
+# prefilled or not) and a number of stalled threads (--stall).
+GROUP = ["ds", "alloc", "keys", "insert", "delete", "pairs", "region_ops", "prefill", "stall"]
 # One point of a results plot: the trials of a point are summarized together.
 POINT = GROUP + ["scheme", "threads"]
 # Filters that take integers.
@@ -64,6 +64,7 @@ def load_results(path):
     # Lines written before --pairs and --region-ops existed: a random mix, a region per operation.
     df["pairs"] = df["pairs"].fillna(False).astype(bool) if "pairs" in df else False
     df["region_ops"] = df["region_ops"].fillna(1).astype(int) if "region_ops" in df else 1
+    df["prefill"] = df["prefill"].fillna(True).astype(bool) if "prefill" in df else True
     return df
 
 

@@ -153,6 +153,8 @@ def panel_title(group, rows):
         parts.append(f"{g['insert']}i-{g['delete']}d")
     if g["region_ops"] > 1:
         parts.append(f"{g['region_ops']} ops per region")
+    if not g["prefill"]:
+        parts.append("not prefilled")
     if g["stall"]:
         parts.append(f"{g['stall']} stalled thread{'' if g['stall'] == 1 else 's'}")
     return ", ".join(parts)
