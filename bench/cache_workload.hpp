@@ -132,7 +132,8 @@ template <class DS>
 class cache_workload {
  public:
   cache_workload(DS& cache, const trial_config& cfg)
-      : cache_(cache), cfg_(cfg), outcomes_(cfg.threads), checks_(cfg.threads) {}
+      : cache_(cache), cfg_(cfg), outcomes_(cfg.threads), checks_(cfg.threads),
+        progress_(cfg.threads) {}
 
   // Fills the map to its bound with random results, as a run that had warmed it up would have. On
   // a thread of its own that exits, as the sets' prefill threads do: the main thread must not use
@@ -193,10 +194,20 @@ class cache_workload {
       for (const auto& [key, result] : held)
         if (!result->intact(key)) ++checks.corrupt;
       held.clear();
+      // relaxed: a count for the sampler (progress()), published once per simulation.
+      progress_[i].ops.store(ops, std::memory_order_relaxed);
     }
     outcomes_[i].delta = mine;
     outcomes_[i].ops = ops;
     outcomes_[i].latency = latency.histogram();
+  }
+
+  // Results done so far, as of each worker's last finished simulation: the memory samples'
+  // `ops`, from which a plot draws the time per result over the trial (paper 003, Figure 7).
+  std::uint64_t progress() const {
+    std::uint64_t ops = 0;
+    for (const worker_progress& p : progress_) ops += p.ops.load(std::memory_order_relaxed);
+    return ops;
   }
 
   void finish(trial_result& result) {
@@ -230,12 +241,17 @@ class cache_workload {
     std::uint64_t lost = 0;
   };
 
+  struct alignas(128) worker_progress {
+    std::atomic<std::uint64_t> ops{0};
+  };
+
   DS& cache_;
   const trial_config& cfg_;
   tally prefilled_;
   check_counts prefill_checks_;
   std::vector<thread_outcome> outcomes_;
   std::vector<check_counts> checks_;
+  std::vector<worker_progress> progress_;
 };
 
 }  // namespace reclaim_bench

@@ -59,12 +59,13 @@ void each_field(Result& r, Visit&& visit) {
   visit("timeline_dropped", r.timeline_dropped);
 }
 
-// The memory samples travel as [t_ms, pending, rss_bytes] triples.
+// The memory samples travel as [t_ms, pending, rss_bytes, ops] arrays.
 nlohmann::json result_to_json(const trial_result& r) {
   nlohmann::json j = nlohmann::json::object();
   each_field(r, [&](const char* name, const auto& value) { j[name] = value; });
   nlohmann::json& samples = j["samples"] = nlohmann::json::array();
-  for (const memory_sample& s : r.samples) samples.push_back({s.t_ms, s.pending, s.rss_bytes});
+  for (const memory_sample& s : r.samples)
+    samples.push_back({s.t_ms, s.pending, s.rss_bytes, s.ops});
   return j;
 }
 
@@ -73,7 +74,7 @@ trial_result result_from_json(const nlohmann::json& j) {
   each_field(r, [&](const char* name, auto& value) { j.at(name).get_to(value); });
   for (const nlohmann::json& s : j.at("samples"))
     r.samples.push_back({s.at(0).get<double>(), s.at(1).get<std::uint64_t>(),
-                         s.at(2).get<std::uint64_t>()});
+                         s.at(2).get<std::uint64_t>(), s.at(3).get<std::uint64_t>()});
   return r;
 }
 

@@ -148,7 +148,10 @@ nlohmann::ordered_json to_json(const finished_trial& t, const run_context& ctx) 
   if (c.sample_ms > 0) {  // --sample-ms
     nlohmann::ordered_json& samples = j["samples"] = nlohmann::ordered_json::array();
     for (const memory_sample& s : r.samples)
-      samples.push_back({{"t_ms", s.t_ms}, {"pending", s.pending}, {"rss_bytes", s.rss_bytes}});
+      samples.push_back({{"t_ms", s.t_ms},
+                         {"pending", s.pending},
+                         {"rss_bytes", s.rss_bytes},
+                         {"ops", s.ops}});
   }
   if (c.timeline_capacity > 0) {  // --timeline
     j["timeline_events"] = r.timeline_events;

@@ -82,7 +82,7 @@ trial_result run_peer_trial(const trial_config& cfg) {
     if (cfg.prefill) workload.prefill();
     std::shared_ptr<reclaim::timeline::recorder> timeline = make_timeline(cfg);
     result.seconds = run_workers(
-        cfg, timeline.get(), result.timeline_origin_ns, [] { return std::uint64_t{0}; },
+        cfg, timeline.get(), result.timeline_origin_ns, [] { return memory_sample{}; },
         result.samples, [] {},
         [&workload](unsigned i, const std::atomic<bool>& stop) {
           no_regions span;  // each operation is its own region (options.cpp refuses more)

@@ -50,6 +50,7 @@ struct memory_sample {
   double t_ms = 0;              // since the measured start
   std::uint64_t pending = 0;    // the domain's stats().pending: retired, not yet freed
   std::uint64_t rss_bytes = 0;  // VmRSS; 0 if unknown
+  std::uint64_t ops = 0;        // operations done by then, where the workload counts them (cache)
 };
 
 // Sampled per-operation latency over a trial's workers (latency.hpp), nanoseconds.

@@ -130,13 +130,13 @@ inline std::uint64_t operation_limit(const trial_config& cfg) {
 }
 
 // The measured interval, from `begin`, as the main thread spends it: asleep, or with
-// cfg.sample_ms, sampling pending() (the domain's pending garbage) and the process RSS every
-// sample_ms, starting at `begin`. It lasts cfg.seconds, or with --ops (cfg.ops_per_thread) until
+// cfg.sample_ms, sampling probe() (a memory_sample with the domain's pending garbage and the
+// operations done so far, where the workload counts them) and the process RSS every sample_ms,
+// starting at `begin`. It lasts cfg.seconds, or with --ops (cfg.ops_per_thread) until
 // workers_done() says the workers have run their operations (the caller joins them then).
-template <class Pending, class Done>
+template <class Probe, class Done>
 void measure_interval(std::chrono::steady_clock::time_point begin, const trial_config& cfg,
-                      Pending&& pending, std::vector<memory_sample>& samples,
-                      Done&& workers_done) {
+                      Probe&& probe, std::vector<memory_sample>& samples, Done&& workers_done) {
   using clock = std::chrono::steady_clock;
   const bool fixed_work = cfg.ops_per_thread > 0;
   const auto end = fixed_work ? clock::time_point::max()
@@ -154,7 +154,10 @@ void measure_interval(std::chrono::steady_clock::time_point begin, const trial_c
         period *= 2;
       }
       const double t_ms = std::chrono::duration<double, std::milli>(clock::now() - begin).count();
-      samples.push_back({t_ms, pending(), rss_bytes()});
+      memory_sample s = probe();
+      s.t_ms = t_ms;
+      s.rss_bytes = rss_bytes();
+      samples.push_back(s);
     }
   }
   if (!fixed_work) std::this_thread::sleep_until(end);
@@ -210,11 +213,11 @@ inline void keep_timeline(trial_result& result,
 // measured seconds, from the start until every worker has joined. With a timeline recorder, each
 // worker attaches before the start latch (its buffer is allocated and touched outside the measured
 // interval) and `origin_ns` receives the start's timestamp. Meanwhile the main thread runs
-// measure_interval() with `pending` and `samples`. Throws thread_error, with every worker joined,
+// measure_interval() with `probe` and `samples`. Throws thread_error, with every worker joined,
 // if one could not be created, attached or failed.
-template <class Work, class Pending, class AtEnd>
+template <class Work, class Probe, class AtEnd>
 double run_workers(const trial_config& cfg, reclaim::timeline::recorder* timeline,
-                   std::uint64_t& origin_ns, Pending&& pending,
+                   std::uint64_t& origin_ns, Probe&& probe,
                    std::vector<memory_sample>& samples, AtEnd&& at_end, Work&& work) {
   std::atomic<bool> stop{false};
   std::atomic<unsigned> finished{0};  // --ops: workers done with their operations
@@ -242,7 +245,7 @@ double run_workers(const trial_config& cfg, reclaim::timeline::recorder* timelin
   start.arrive_and_wait();
   // Every worker that started has attached or failed to: without all of them, nothing to measure.
   if (!failures.failed())
-    measure_interval(begin, cfg, pending, samples,
+    measure_interval(begin, cfg, probe, samples,
                      [&] { return finished.load(std::memory_order_relaxed) >= started; });
   // Fixed work: the interval ends when the last worker has run its operations (unless the trial
   // failed); the workers stop on their own.
@@ -428,7 +431,13 @@ trial_result run_trial(const trial_config& cfg) {
     std::uint64_t longest_pause_ns = 0;
     result.seconds = run_workers(
         cfg, timeline.get(), result.timeline_origin_ns,
-        [&domain] { return domain.stats().pending; }, result.samples,
+        [&] {
+          memory_sample s;
+          s.pending = domain.stats().pending;
+          if constexpr (requires { workload.progress(); }) s.ops = workload.progress();
+          return s;
+        },
+        result.samples,
         [&] { longest_pause_ns = domain.stats().longest_pause_ns; },
         [&](unsigned i, const std::atomic<bool>& stop) {
           region_span<Scheme> span(domain, cfg.region_ops);

@@ -1497,6 +1497,21 @@ def test_cache(tmp):
         check(rec.get("retired", 0) > 0, f"{where}: the evictions retired nothing")
         if rec.get("scheme") not in ("none", "hp"):
             check(rec.get("freed") == rec.get("retired"), f"{where}: left garbage: {rec}")
+    # Sampled, the cache counts its results (`ops`, for the runtime over time): never decreasing,
+    # never beyond what the trial ran; a set's samples count none.
+    sampled = os.path.join(tmp, "cache_sampled.jsonl")
+    r = bench("--ds", "guarded_hm_hashmap,lazy_list", "--scheme", "debra", "--threads", "2",
+              "--seconds", "0.3", "--keys", "3K", "--sample-ms", "20", "--out", sampled)
+    check(r.returncode == 0, f"cache sampled: exit status {r.returncode}: {r.stderr}")
+    for rec in load_lines(sampled):
+        counted = [sample.get("ops") for sample in rec.get("samples", [])]
+        where = f"cache sampled, {rec.get('ds')}"
+        check(len(counted) >= 5, f"{where}: {len(counted)} samples")
+        if rec.get("ds") == "guarded_hm_hashmap":
+            check(counted == sorted(counted) and 0 < counted[-1] <= rec.get("ops", 0),
+                  f"{where}: sampled ops {counted}, ops {rec.get('ops')}")
+        else:
+            check(set(counted) == {0}, f"{where}: a set counted {counted}")
     absent = os.path.join(tmp, "cache_absent.jsonl")
     expect_refused(["--ds", "guarded_hm_hashmap", "--insert", "20", "--delete", "20"],
                    "HashMap benchmark", absent)

@@ -79,7 +79,8 @@ def sampled_rows():
             n = SAMPLES - (1 if trial == 3 else 0)
             samples = [{"t_ms": SAMPLE_MS * k + 0.1 * trial,
                         "pending": int(slope * k * factor),
-                        "rss_bytes": int((10 + k) * factor * 1024 * 1024)} for k in range(n)]
+                        "rss_bytes": int((10 + k) * factor * 1024 * 1024),
+                        "ops": 1000 * k * k} for k in range(n)]
             rows.append({
                 "ds": "dgt_bst", "scheme": scheme, "family": "epoch", "alloc": "jemalloc",
                 "threads": 4, "trial": trial, "seconds": SECONDS, "ops": 1000,

@@ -83,6 +83,20 @@ class EveryCommandWritesAPlausiblePng(ToolsCase):
     def test_unreclaimed_draws_a_panel_per_stall(self):
         self.check_taller_with_both_stalls("unreclaimed", ["--stall", "1"], [])
 
+    def test_runtime_over_time_writes_png(self):
+        sampled = write_results(self.path("sampled.jsonl"), sampled_rows())
+        self.check_command("runtime-over-time", sampled, out=self.path("runtime.png"))
+
+    def test_runtime_over_time_needs_counted_operations(self):
+        rows = sampled_rows()
+        for row in rows:
+            for sample in row["samples"]:
+                sample["ops"] = 0  # a set's samples: the lab counts no operations there
+        uncounted = write_results(self.path("uncounted.jsonl"), rows)
+        self.assert_bad_input(tools("runtime-over-time", uncounted, "--out",
+                                    self.path("none.png")), "reclaim_tools:",
+                              ["counted operations", "guarded_hm_hashmap"])
+
     def test_reclamation_cost_writes_png(self):
         self.check_command("reclamation-cost", self.results, "--alloc", "glibc",
                            out=self.path("cost.png"))

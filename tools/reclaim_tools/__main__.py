@@ -63,6 +63,12 @@ def parser():
                     "unreclaimed nodes over the successive trials (--sample-ms) and after the "
                     "workers exited, one line per scheme (paper 003, Figures 6, 8-11)",
                     "unreclaimed").add_argument("--threads", help="thread counts (comma list)")
+    results_command("runtime-over-time",
+                    "time per operation over the successive trials, from samples that count "
+                    "operations (the cache workload, --sample-ms), one line per scheme (paper "
+                    "003, Figure 7)",
+                    "runtime_over_time").add_argument("--threads",
+                                                      help="thread counts (comma list)")
     results_command("reclamation-cost",
                     "reclamation cost per node freed, (free_ns + scan_ns) / freed, vs threads",
                     "reclamation_cost").add_argument("--threads",
@@ -216,7 +222,7 @@ def run(args):
         return print_table(
             compare.table(compare.compare(args.base, args.other, args.match, args.peer)), args.out)
     if args.command in ("throughput", "af-bars", "pauses", "memory", "memory-over-time",
-                        "unreclaimed", "reclamation-cost"):
+                        "unreclaimed", "runtime-over-time", "reclamation-cost"):
         df = load_results(args.results)
         kind = args.command.replace("-", "_")
         out = args.out or default_out(args.results, kind)

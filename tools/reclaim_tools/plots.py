@@ -431,12 +431,10 @@ def draw_memory_over_time(df, path, out, **filters):
     return written
 
 
-def draw_unreclaimed(df, path, out, **filters):
-    """Paper 003, Figures 6 and 8-11: unreclaimed nodes (pending garbage) over the successive
-    trials of each point, one after another on one time axis, one line per scheme; after each
-    trial's samples, its value once every worker had exited (`pending`, a diamond), to show
-    whether the scheme frees everything when the threads stop. A panel per GROUP and thread count."""
-    sel = with_samples(select(df, path, **filters), path)
+def draw_over_successive_trials(sel, out, points, ylabel, suptitle, ends=False):
+    """Each point's successive trials set one after another on one time axis, one line per scheme,
+    from points(trial row) -> [(t_ms, y), ...]; with `ends`, a diamond after each trial at its
+    `pending` once every worker had exited. A panel per GROUP and thread count."""
     written = []
     for file, rows in split_for_files(sel, out):
         schemes = ordered(rows["scheme"])
@@ -451,28 +449,69 @@ def draw_unreclaimed(df, path, out, **filters):
                     continue
                 xs, ys, ends_x, ends_y = [], [], [], []
                 offset = 0.0
-                for samples, seconds, end in zip(trials["samples"], trials["seconds"],
-                                                 trials["pending"]):
-                    xs += [offset + s["t_ms"] / 1e3 for s in samples] + [np.nan]
-                    ys += [s["pending"] for s in samples] + [np.nan]
-                    ends_x.append(offset + seconds)
-                    ends_y.append(end)
-                    offset += seconds
+                for _, trial in trials.iterrows():
+                    for t_ms, y in points(trial):
+                        xs.append(offset + t_ms / 1e3)
+                        ys.append(y)
+                    xs.append(np.nan)
+                    ys.append(np.nan)
+                    ends_x.append(offset + trial["seconds"])
+                    ends_y.append(trial["pending"])
+                    offset += trial["seconds"]
                 line, = ax.plot(xs, ys, linewidth=1.0, label=scheme)
-                ax.plot(ends_x, ends_y, linestyle="none", marker="D", markersize=4,
-                        color=line.get_color())
+                if ends:
+                    ax.plot(ends_x, ends_y, linestyle="none", marker="D", markersize=4,
+                            color=line.get_color())
             ax.set_title(f"{panel_title(group[:-1], sel)}, {t} thread{'' if t == 1 else 's'}",
                          fontsize="medium")
-            ax.set_xlabel("time over the point's successive trials (s); diamonds: after the "
-                          "workers exited")
-            ax.set_ylabel("unreclaimed nodes (retired, not freed)")
+            ax.set_xlabel("time over the point's successive trials (s)"
+                          + ("; diamonds: after the workers exited" if ends else ""))
+            ax.set_ylabel(ylabel)
             ax.set_xlim(left=0)
             ax.grid(True, alpha=0.3)
         from_zero(axes)
-        fig.suptitle("unreclaimed nodes over successive trials")
+        fig.suptitle(suptitle)
         figure_legend(fig, axes, "scheme")
         written.append(save(fig, file))
     return written
+
+
+def draw_unreclaimed(df, path, out, **filters):
+    """Paper 003, Figures 6 and 8-11: unreclaimed nodes (pending garbage) over the successive
+    trials of each point, one after another on one time axis, one line per scheme; after each
+    trial's samples, its value once every worker had exited (`pending`, a diamond), to show
+    whether the scheme frees everything when the threads stop. A panel per GROUP and thread count."""
+    sel = with_samples(select(df, path, **filters), path)
+    return draw_over_successive_trials(
+        sel, out, lambda trial: [(s["t_ms"], s["pending"]) for s in trial["samples"]],
+        "unreclaimed nodes (retired, not freed)", "unreclaimed nodes over successive trials",
+        ends=True)
+
+
+def time_per_operation(trial):
+    """[(t_ms, us)]: between consecutive samples that counted operations (`ops`), the time a
+    worker took per operation, threads x elapsed / operations done (paper 003's runtime per
+    operation), at the second sample's time."""
+    points = []
+    samples = trial["samples"]
+    for a, b in zip(samples, samples[1:]):
+        done = b.get("ops", 0) - a.get("ops", 0)
+        if done > 0:
+            points.append((b["t_ms"], trial["threads"] * (b["t_ms"] - a["t_ms"]) * 1e3 / done))
+    return points
+
+
+def draw_runtime_over_time(df, path, out, **filters):
+    """Paper 003, Figure 7: the time per operation over the successive trials of each point, from
+    samples that count operations (a cache workload's), one line per scheme."""
+    sel = with_samples(select(df, path, **filters), path)
+    counted = sel[sel["samples"].map(lambda s: any(x.get("ops", 0) > 0 for x in s))]
+    if counted.empty:
+        raise ToolError(f"{path}: no trial of the selection counted operations in its samples "
+                        "(`ops`); the cache workload (guarded_hm_hashmap) does, with --sample-ms")
+    return draw_over_successive_trials(
+        counted, out, time_per_operation, "time per operation and thread (us)",
+        "runtime per operation over successive trials")
 
 
 def cost_per_node(df):

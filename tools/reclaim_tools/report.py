@@ -15,7 +15,8 @@ from .data import GROUP, POINT, load_results, load_timeline, summarize
 # The filters of the plots of results: the columns of a point.
 RESULT_FILTERS = ("ds", "alloc", "scheme", "threads", "keys", "insert", "delete", "stall")
 PLOT_KINDS = ["throughput", "af_bars", "timeline", "garbage_per_epoch", "memory",
-              "memory_over_time", "pauses", "unreclaimed", "reclamation_cost"]
+              "memory_over_time", "pauses", "unreclaimed", "runtime_over_time",
+              "reclamation_cost"]
 # The filters a [[plot]] may carry, per kind, beside kind and file.
 PLOT_KEYS = {
     "throughput": set(RESULT_FILTERS),
@@ -24,6 +25,7 @@ PLOT_KEYS = {
     "af_bars": set(RESULT_FILTERS),
     "pauses": set(RESULT_FILTERS),
     "unreclaimed": set(RESULT_FILTERS),
+    "runtime_over_time": set(RESULT_FILTERS),
     "reclamation_cost": set(RESULT_FILTERS),
     "timeline": {"timeline", "ds", "alloc", "scheme", "threads", "trial", "event"},
     "garbage_per_epoch": {"timeline", "ds", "alloc", "scheme", "threads", "trial"},
@@ -98,7 +100,7 @@ def draw_plot(spec, df, name, plot, i, path, plots_dir):
     kind = plot["kind"]
     out = os.path.join(plots_dir, plot.get("file", f"{name}_{i}_{kind}.png"))
     if kind in ("throughput", "memory", "memory_over_time", "af_bars", "pauses", "unreclaimed",
-                "reclamation_cost"):
+                "runtime_over_time", "reclamation_cost"):
         draw = getattr(plots, f"draw_{kind}")
         return draw(df, spec["out"], out, **{k: plot[k] for k in RESULT_FILTERS if k in plot})
     filters = {k: plot[k] for k in ("ds", "alloc", "scheme", "threads") if k in plot}
