@@ -275,6 +275,8 @@ class domain_base {
   }
 
   void detach(Record& r) noexcept {
+    // seq_cst, here and in free_orphans_on_exit(): see there.
+    exiting_.fetch_add(1, std::memory_order_seq_cst);
     self().on_thread_exit(r);
     r.leave_all();
     free_orphans_on_exit(r);
@@ -285,17 +287,31 @@ class domain_base {
   // section 4.3, gives Stamp-it's last thread this duty; the epoch schemes take it here). Without
   // it, the garbage of a program's last workers waited for the next operation on the domain, or
   // for its destruction. With no other thread in an operation, each flush advances the epoch once
-  // and frees what that makes safe; a thread that finds another in an operation gives up after as
-  // many tries, and that thread, being alive, frees the orphans in a later operation or when it
-  // exits in turn. The record is idle here, its garbage handed over: a flush is an operation of its
-  // own, as a user's flush() before exit would be.
+  // and frees what that makes safe. The record is idle here, its garbage handed over: a flush is
+  // an operation of its own, as a user's flush() before exit would be.
+  // A flush gives up when another thread holds the epoch back. If that thread is alive, it frees
+  // the orphans in a later operation or when it exits. If it is exiting too (inside its own
+  // on_thread_exit(), which holds its garbage with an old announcement), the two could each give
+  // up on the other; so the last of the threads exiting at once flushes again once the others are
+  // done: exiting_ counts them, and the thread whose decrement takes it to zero comes after every
+  // other's flushes. It sees every thread that held it back: that thread's increment precedes its
+  // announcement, which our scan read, and our decrement follows that scan, all in the single
+  // order of seq_cst operations, so our decrement finds its count still in exiting_.
   void free_orphans_on_exit(Record& r) {
-    if constexpr (requires { Domain::exit_flushes; })
-      for (unsigned i = 0; i < Domain::exit_flushes && !orphans_.empty(); ++i)
-        self().flush_local(r);
+    if constexpr (requires { Domain::exit_flushes; }) {
+      auto flush_orphans = [&] {
+        for (unsigned i = 0; i < Domain::exit_flushes && !orphans_.empty(); ++i)
+          self().flush_local(r);
+      };
+      flush_orphans();
+      if (exiting_.fetch_sub(1, std::memory_order_seq_cst) == 1) flush_orphans();
+    } else {
+      exiting_.fetch_sub(1, std::memory_order_relaxed);
+    }
   }
 
   std::atomic<bool> barrier_running_{false};
+  std::atomic<unsigned> exiting_{0};  // threads inside detach() (free_orphans_on_exit())
   bool shut_down_ = false;
 };
 
