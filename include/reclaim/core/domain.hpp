@@ -274,9 +274,12 @@ class domain_base {
     return self().barrier_locked(me, d);
   }
 
+  // Whether the scheme's exiting threads flush the orphanage (Domain::exit_flushes).
+  static constexpr bool flushes_at_exit() { return requires { Domain::exit_flushes; }; }
+
   void detach(Record& r) noexcept {
     // seq_cst, here and in free_orphans_on_exit(): see there.
-    exiting_.fetch_add(1, std::memory_order_seq_cst);
+    if constexpr (flushes_at_exit()) exiting_.fetch_add(1, std::memory_order_seq_cst);
     self().on_thread_exit(r);
     r.leave_all();
     free_orphans_on_exit(r);
@@ -298,20 +301,18 @@ class domain_base {
   // announcement, which our scan read, and our decrement follows that scan, all in the single
   // order of seq_cst operations, so our decrement finds its count still in exiting_.
   void free_orphans_on_exit(Record& r) {
-    if constexpr (requires { Domain::exit_flushes; }) {
+    if constexpr (flushes_at_exit()) {
       auto flush_orphans = [&] {
         for (unsigned i = 0; i < Domain::exit_flushes && !orphans_.empty(); ++i)
           self().flush_local(r);
       };
       flush_orphans();
       if (exiting_.fetch_sub(1, std::memory_order_seq_cst) == 1) flush_orphans();
-    } else {
-      exiting_.fetch_sub(1, std::memory_order_relaxed);
     }
   }
 
   std::atomic<bool> barrier_running_{false};
-  std::atomic<unsigned> exiting_{0};  // threads inside detach() (free_orphans_on_exit())
+  std::atomic<unsigned> exiting_{0};  // threads inside detach(), where flushes_at_exit()
   bool shut_down_ = false;
 };
 

@@ -93,9 +93,8 @@ class qsbr<Policies...>::domain
  public:
   using guard_type = qsbr::guard;
   static constexpr bool grace_periods = true;
-  // An exiting thread's lists are tagged with an epoch no newer than the current one, and safe
-  // three advances later; each flush_local() advances once if no thread holds the epoch back.
-  static constexpr unsigned exit_flushes = 3;
+  // Each flush_local() advances the epoch once if no thread holds it back (domain_base::detach()).
+  static constexpr unsigned exit_flushes = detail::epoch_bags::lag;
   using base::retire;  // domain.retire(node[, deleter]) from any thread
 
   domain() = default;

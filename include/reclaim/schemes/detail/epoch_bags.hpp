@@ -23,7 +23,9 @@ class epoch_bags {
   epoch_bags& operator=(const epoch_bags&) = delete;
 
   static constexpr unsigned count = 3;
-  static constexpr std::uint64_t lag = 3;  // a node tagged t is safe once the epoch is >= t + lag
+  // A node tagged t is safe once the epoch is >= t + lag. An exiting thread's bags are tagged with
+  // epochs no newer than the current one: lag advances make all of them safe (exit_flushes).
+  static constexpr unsigned lag = 3;
 
   // Whether nodes tagged `tag` may be freed by a thread that read `epoch` (with acquire, from the
   // global epoch).
