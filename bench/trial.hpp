@@ -105,6 +105,13 @@ class stalled_operations {
     RECLAIM_READ_PHASE(g);
     // From here to the end of the loop only trivially destructible state and system calls: no
     // allocation, no lock (the read phase's rules, docs/writing-a-container.md).
+    if constexpr (Scheme::guard::validates) {
+      // A reader stalled right after a protected read: the era schemes then reserve that read's
+      // era, as a stalled reader of the container would (the pointer read is null: under hp it
+      // holds nothing). Lock-free and allocation-free, as the read phase requires.
+      static constinit std::atomic<typename Scheme::node_base*> nothing{nullptr};
+      (void)g.protect(nothing, 0);
+    }
     if (!counted) {
       counted = true;
       inside_.fetch_add(1, std::memory_order_release);  // release: pairs with the constructor's acquire

@@ -117,23 +117,27 @@ void expect_retired(std::uint64_t retired, std::uint64_t inserts, std::uint64_t 
 //   hm_hashmap_restart maps, and ms_queue. A new scheme goes here. Of the hazard-pointer family
 //   one per heavy side that readers meet differently: hp_asym (a process-wide barrier; hp_mprotect
 //   and hp_splitcas differ only inside it and run the scheme-level suites), hazard_pop (signals)
-//   and epoch_pop (epochs first).
+//   and epoch_pop (epochs first). Of the Token-EBR variants token_af: the other three differ
+//   only in when a thread passes the token and frees, which the scheme-level suites test, and
+//   run the stress suites of lazy_list and hm_list (their own lists).
 // - representative_schemes: one scheme per way of protecting a container (announced epochs, scanned
 //   epochs, quiescent states, per-operation reservations, a token, hazard pointers,
-//   neutralization, an amortized free policy, reference counts). Every other container runs
+//   neutralization, an amortized free policy, reference counts, eras, batch reference counts).
+//   Every other container runs
 //   these; a new scheme goes here too when it protects containers in a way none of these does.
 template <class... S>
 struct scheme_list {};
 using every_scheme =
-    scheme_list<none, debra<>, hp<>, ebr<>, ner<>, qsbr<>, rcu<>, token_naive<>, token_pass_first<>,
-                token_periodic<>, token_af<>, nbr<reclaim::bag_threshold<64>>,
+    scheme_list<none, debra<>, hp<>, ebr<>, ner<>, qsbr<>, rcu<>, token_af<>,
+                nbr<reclaim::bag_threshold<64>>,
                 nbr_plus<reclaim::bag_threshold<64>>, debra<reclaim::amortized_free<1>>,
                 hp<reclaim::amortized_free<1>>, reclaim::hp_asym<>, reclaim::hazard_pop<>,
-                reclaim::epoch_pop<>, stamp_it<>, lfrc<>>;
+                reclaim::epoch_pop<>, stamp_it<>, lfrc<>,
+                RECLAIM_TEST_ERA_AND_BATCH_SCHEMES>;
 using representative_schemes =
     scheme_list<none, debra<>, ebr<>, qsbr<>, rcu<>, token_af<>, hp<>,
                 nbr_plus<reclaim::bag_threshold<64>>, debra<reclaim::amortized_free<1>>,
-                lfrc<>>;
+                lfrc<>, reclaim::he<>, reclaim::hyaline<>>;
 
 // ::testing::Types of DS<S> for every S of Schemes that protects DS<S>, from the library's own
 // declarations (reclaim::protects), as the lab derives its applicability matrix.

@@ -21,7 +21,15 @@ using hm_list_pairs = ::testing::Types<
     hm_list<reclaim::hazard_pop<>>,
     hm_list<reclaim::epoch_pop<>>,
     hm_list<stamp_it<>>,
-    hm_list<lfrc<>>>;
+    hm_list<lfrc<>>,
+    hm_list<reclaim::he<>>,
+    hm_list<reclaim::ibr<>>,
+    hm_list<reclaim::wfe<>>,
+    hm_list<reclaim::hyaline<>>,
+    hm_list<reclaim::hyaline_1<>>,
+    hm_list<reclaim::hyaline_s<>>,
+    hm_list<reclaim::hyaline_1s<>>,
+    hm_list<reclaim::crystalline_l<>>>;
 INSTANTIATE_TYPED_TEST_SUITE_P(hm_list, container, hm_list_pairs);
 INSTANTIATE_TYPED_TEST_SUITE_P(hm_list, container_lifecycle,
                                every_protected_pair<hm_list>);

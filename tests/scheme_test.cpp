@@ -42,7 +42,7 @@ TYPED_TEST_SUITE(reclaiming_scheme, reclaiming_schemes);
 // reclamation passes for neutralization.
 template <class S>
 std::uint64_t progress_of(const reclaim::stats& s) {
-  if constexpr (S::family == reclaim::family::pointer)
+  if constexpr (S::family == reclaim::family::pointer || S::family == reclaim::family::era)
     return s.scans + s.epochs;
   else if constexpr (S::family == reclaim::family::neutralization)
     return s.scans;
@@ -87,7 +87,8 @@ constexpr bool frees_as_protection_ends =
 // scans).
 template <class S>
 void make_progress(typename S::domain& domain, std::atomic<long>& fillers_destroyed) {
-  if constexpr (S::family == reclaim::family::pointer || reclaims_only_on_retires<S>)
+  if constexpr (S::family == reclaim::family::pointer || S::family == reclaim::family::era ||
+                reclaims_only_on_retires<S>)
     retire_one<S>(domain, fillers_destroyed);
   else
     empty_operation<S>(domain);

@@ -51,6 +51,10 @@
 #define RECLAIM_TEST_HP_FAMILY                                                          \
   reclaim::hp_asym<>, RECLAIM_TEST_HP_MPROTECT RECLAIM_TEST_HP_SPLITCAS reclaim::hazard_pop<>, \
       reclaim::epoch_pop<>
+// The era family and batch reference counting.
+#define RECLAIM_TEST_ERA_AND_BATCH_SCHEMES                                                   \
+  reclaim::he<>, reclaim::ibr<>, reclaim::wfe<>, reclaim::hyaline<>, reclaim::hyaline_1<>, \
+      reclaim::hyaline_s<>, reclaim::hyaline_1s<>, reclaim::crystalline_l<>
 
 namespace reclaim_test {
 
@@ -64,7 +68,8 @@ using all_schemes =
                      reclaim::token_periodic<>, reclaim::token_af<>,
                      reclaim::nbr<reclaim::bag_threshold<64>>,
                      reclaim::nbr_plus<reclaim::bag_threshold<64>>, reclaim::stamp_it<>,
-                     reclaim::lfrc<>, RECLAIM_TEST_HP_FAMILY>;
+                     reclaim::lfrc<>, RECLAIM_TEST_HP_FAMILY,
+    RECLAIM_TEST_ERA_AND_BATCH_SCHEMES>;
 // Schemes that free while the domain lives.
 using reclaiming_schemes = ::testing::Types<
     reclaim::debra<>, reclaim::hp<>, reclaim::debra<reclaim::check_every<5>>,
@@ -75,7 +80,8 @@ using reclaiming_schemes = ::testing::Types<
     reclaim::token_pass_first<>, reclaim::token_periodic<>, reclaim::token_af<>,
     reclaim::nbr<reclaim::bag_threshold<64>>, reclaim::nbr_plus<reclaim::bag_threshold<64>>,
     reclaim::nbr<reclaim::bag_threshold<64>, reclaim::amortized_free<1>>, reclaim::stamp_it<>,
-    reclaim::stamp_it<reclaim::amortized_free<1>>, reclaim::lfrc<>, RECLAIM_TEST_HP_FAMILY>;
+    reclaim::stamp_it<reclaim::amortized_free<1>>, reclaim::lfrc<>, RECLAIM_TEST_HP_FAMILY,
+    RECLAIM_TEST_ERA_AND_BATCH_SCHEMES>;
 
 // The containers as the lab runs them, int64 sets, as templates of the scheme alone (what the
 // typed suites take as template template arguments). The suite calls the hash set hm_hashmap, as
@@ -123,7 +129,7 @@ inline long env_long(const char* name, long fallback) {
 
 // How long each timed stress test runs. RECLAIM_STRESS_MS overrides (e.g. for a long soak).
 inline std::chrono::milliseconds stress_time() {
-  return std::chrono::milliseconds(env_long("RECLAIM_STRESS_MS", sanitized ? 400 : 500));
+  return std::chrono::milliseconds(env_long("RECLAIM_STRESS_MS", sanitized ? 300 : 500));
 }
 
 // Operation counts for counted loops: full size in plain builds, smaller under sanitizers, which run

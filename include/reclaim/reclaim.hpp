@@ -29,6 +29,7 @@
 #include "schemes/hazard_pop.hpp"
 #include "schemes/hp.hpp"
 #include "schemes/hp_asym.hpp"
+#include "schemes/ibr.hpp"
 #if defined(__x86_64__) || defined(__i386__)
 #include "schemes/hp_mprotect.hpp"  // x86 only
 #include "schemes/hp_splitcas.hpp"  // x86 only
@@ -42,5 +43,13 @@
 #include "schemes/sized_for.hpp"
 #include "schemes/stamp_it.hpp"
 #include "schemes/token_ebr.hpp"
+#if defined(__x86_64__) || defined(__aarch64__)
+// The schemes built on a double-width compare-and-swap (core/dwcas.hpp: x86-64 and AArch64; he
+// shares wfe's header).
+#include "schemes/crystalline.hpp"
+#include "schemes/he.hpp"
+#include "schemes/hyaline.hpp"
+#include "schemes/wfe.hpp"
+#endif
 #include "std/hazard_pointer.hpp"
 #include "std/rcu.hpp"

@@ -1,5 +1,6 @@
 // The guard of every scheme whose only need from a container is the start and end of each operation
-// (a region): debra, ebr, ner, qsbr, rcu, token_*. The domain provides begin(record) -> record&,
+// (a region): debra, ebr, ner, qsbr, rcu, token_*, stamp_it; and the guard_ptr protection of the
+// schemes whose operation is what holds a node (those, hyaline's and ibr's). The domain provides begin(record) -> record&,
 // end(record) and retire(record, node), and befriends region_hold<Domain>, through which both the
 // guard and a guard_ptr's protection reach them; protect() is a plain load.
 //
@@ -96,11 +97,17 @@ class region_hold : thread_bound {
   // The node src holds, read inside the operation: the scheme's begin() ordered this load after
   // the thread's announcement, and until leave() nothing retired after it may be freed. A null
   // pointer holds nothing, so it lets go. `order` (acquire at least, to read the node): pairs
-  // with the release store or CAS that published the node.
+  // with the release store or CAS that published the node. A scheme whose reads also reserve an
+  // era (ibr, hyaline_s, hyaline_1s) reads through its Domain::protect_in_operation(record, src),
+  // with its own orders.
   template <class P>
   P protect(const std::atomic<P>& src, std::memory_order order) {
     enter();
-    P p = src.load(order);
+    P p;
+    if constexpr (requires { domain_->protect_in_operation(*record_, src); })
+      p = domain_->protect_in_operation(*record_, src);
+    else
+      p = src.load(order);
     if (!p) leave();
     return p;
   }

@@ -1,5 +1,5 @@
 // sized_for<Scheme, Container>: the same scheme with as many protections per guard as a container
-// uses at once, where the scheme's defaults hold fewer: hp and lfrc with
+// uses at once, where the scheme's defaults hold fewer: hp, lfrc, he, wfe and crystalline with
 // slots<Container::slots_used>, nbr and nbr_plus with reservations<Container::reservations_used>;
 // every other scheme, and a scheme that already holds enough, as it is.
 //
@@ -42,17 +42,14 @@ template <class Scheme, unsigned Slots, unsigned Reservations>
 struct sized {
   using type = Scheme;
 };
-template <class... Policies, unsigned Slots, unsigned Reservations>
-struct sized<hp<Policies...>, Slots, Reservations> {
-  using type = std::conditional_t<(hp<Policies...>::slot_count >= Slots), hp<Policies...>,
-                                  hp<reclaim::slots<Slots>, Policies...>>;
-};
-// reclaim::lfrc: inside reclaim::detail, `lfrc` names the namespace of its memory.
-template <class... Policies, unsigned Slots, unsigned Reservations>
-struct sized<reclaim::lfrc<Policies...>, Slots, Reservations> {
-  using scheme = reclaim::lfrc<Policies...>;
-  using type = std::conditional_t<(scheme::slot_count >= Slots), scheme,
-                                  reclaim::lfrc<reclaim::slots<Slots>, Policies...>>;
+// Schemes whose guards validate reads in a number of slots (hp and its family, lfrc, he, wfe,
+// crystalline_l and crystalline_w): slots<K>, put first, sizes them.
+template <template <class...> class Scheme, class... Policies, unsigned Slots,
+          unsigned Reservations>
+  requires Scheme<Policies...>::guard::validates
+struct sized<Scheme<Policies...>, Slots, Reservations> {
+  using type = std::conditional_t<(Scheme<Policies...>::guard::slot_count >= Slots),
+                                  Scheme<Policies...>, Scheme<reclaim::slots<Slots>, Policies...>>;
 };
 template <class Variant, class... Policies, unsigned Slots, unsigned Reservations>
 struct sized<basic_nbr<Variant, Policies...>, Slots, Reservations> {

@@ -63,11 +63,13 @@
 
 namespace reclaim::cxx26 {
 
-// A scheme that can serve rcu_domain: grace periods and barriers, and a protection that is a share
-// in the thread's operation (debra, ebr, ner, qsbr, rcu, token_*).
+// A scheme that can serve rcu_domain: grace periods and barriers, a protection that is a share in
+// the thread's operation, and nothing more needed of a read than being inside it (debra, ebr, ner,
+// qsbr, rcu, token_*, stamp_it, hyaline, hyaline_1; not ibr or the robust Hyaline variants, whose
+// reads must reserve an era).
 template <class Scheme>
 concept rcu_scheme =
-    grace_periods<Scheme> &&
+    grace_periods<Scheme> && Scheme::needs == needs_nothing &&
     std::is_same_v<typename Scheme::protection, core::region_hold<typename Scheme::domain>>;
 
 template <rcu_scheme Scheme = debra<>>

@@ -1,0 +1,223 @@
+// What he, wfe (hazard eras, wait-free eras) and ibr (2GE-IBR) share: the node header with a birth
+// and a retire era, the per-thread retired list, and a domain skeleton that stamps births, stamps
+// retires, scans, hands garbage over at thread exit, and serves flush/synchronize/barrier. A scheme
+// adds only its reservations: how a reader publishes them, how a scan snapshots them
+// (Domain::take_snapshot(record&)) and which (birth, retire) pairs a snapshot covers
+// (Domain::covers(const record&, birth, retire)), how a thread drops them all at exit
+// (Domain::clear_reservations(record&)), and what it does before it advances the clock
+// (Domain::before_advance(record&): wfe helps pending readers there).
+//
+// The rule every era scheme frees by: a retired node n is freed by a scan once no reservation the
+// scan reads covers [birth(n), retire(n)]. The retire stamp is read after the container's unlink
+// and a full fence (retire()), the scan's reads come after that fence too (its own retires, or
+// through the release/acquire of the orphanage and of a barrier's borrowing for others' nodes),
+// which is what each scheme's header argument needs.
+#pragma once
+#include <algorithm>
+#include <atomic>
+#include <cstddef>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "../../core/domain.hpp"
+#include "../../core/guard_base.hpp"
+#include "../../core/record.hpp"
+#include "../../core/retired.hpp"
+#include "eras.hpp"
+
+namespace reclaim::detail {
+
+// The header of a node protected by eras: the retire link, the era of its creation (stamped by a
+// guard's or the domain's create(); first_era, the oldest, for a node made with a plain new, which
+// every reservation covers: conservative, never unsafe) and the era of its retire.
+struct era_node : core::retired_hook {
+  era_t birth_era = first_era;
+  era_t retire_era = no_era;
+};
+
+// The guards' base: retire() accepts only nodes that carry the eras (the scan reads them).
+template <class Guard>
+class era_guard_base : public core::guard_base<Guard> {
+  using base = core::guard_base<Guard>;
+
+ public:
+  template <class T>
+  void retire(T* node) {
+    check<T>();
+    base::retire(node);
+  }
+  template <auto Deleter, class T>
+  void retire(T* node) {
+    check<T>();
+    base::template retire<Deleter>(node);
+  }
+  template <class T, class D>
+  void retire(T* node, D&& deleter) {
+    check<T>();
+    base::retire(node, std::forward<D>(deleter));
+  }
+
+ private:
+  template <class T>
+  static constexpr void check() noexcept {
+    static_assert(std::is_base_of_v<era_node, T>,
+                  "reclaim: he, ibr and wfe retire nodes derived from the scheme's node_base, "
+                  "which carries the birth and retire eras a scan reads");
+  }
+};
+
+// The owner's part of a record that the shared skeleton uses.
+template <class FreePolicy>
+struct era_record : core::thread_record<FreePolicy> {
+  // Held around each retire and scan (core::garbage_claim): a barrier borrows the lists while free.
+  alignas(core::cache_line) core::garbage_claim claim;
+  // Owner only (or a barrier that borrowed the record).
+  core::retired_list retired;
+  std::size_t next_scan = 0;  // retired.size() at which the next scan runs (0: at the threshold)
+  unsigned allocations = 0;   // create() calls since this thread last advanced the clock
+
+  void destroy_garbage() noexcept { retired.destroy_all(); }
+};
+
+// Domain derives from era_domain<Domain, Record, EraFrequency, ScanBase> and provides
+//   take_snapshot(r), covers(r, birth, retire), clear_reservations(r), before_advance(r),
+//   reservation_count()  (the H of the scan threshold R = ScanBase + 2H).
+template <class Domain, class Record, unsigned EraFrequency, unsigned ScanBase>
+class era_domain : public core::domain_base<Domain, Record> {
+ protected:
+  using base = core::domain_base<Domain, Record>;
+  using claim = core::garbage_claim;
+  using holding = claim::scope<Record>;
+
+ public:
+  static constexpr bool grace_periods = true;
+  using base::retire;  // domain.retire(node[, deleter]) from any thread
+
+  // A node stamped with its birth era (hides domain_base::create): for containers that make nodes
+  // outside a guard. Counts towards this thread's clock advances as a guard's create() does.
+  template <class T, class... Args>
+  T* create(Args&&... args) {
+    return create_on<T>(this->threads_.local(), std::forward<Args>(args)...);
+  }
+
+  // The clock, for tests and tools.
+  era_t era() const noexcept { return clock_.now(); }
+
+  // R: a thread scans once R nodes more than its last scan kept wait in its list. R = ScanBase +
+  // 2H (H the reservations a scan reads), Michael's R = H + Omega(H) as hp's: a scan then frees
+  // at least R - H of the nodes retired since the last one unless old reservations cover them, so
+  // its O(H log H + list) cost is amortized over R retires.
+  std::size_t scan_interval() const noexcept { return ScanBase + 2 * self().reservation_count(); }
+
+ protected:
+  era_domain() = default;
+
+  template <class T, class... Args>
+  T* create_on(Record& r, Args&&... args) {
+    if (++r.allocations >= EraFrequency) [[unlikely]]
+      advance(r);
+    T* node = new T(std::forward<Args>(args)...);
+    if constexpr (std::is_base_of_v<era_node, T>)
+      // After the construction, before the node is published (by the container's release store
+      // or CAS, which a reader's acquire reads): every era a reader of the node reads is >= this.
+      static_cast<era_node*>(node)->birth_era = clock_.birth();
+    return node;
+  }
+
+  [[gnu::noinline]] void advance(Record& r) {
+    r.allocations = 0;
+    self().before_advance(r);
+    clock_.advance();
+    r.count_epoch_advance(clock_.now());
+  }
+
+  void retire(Record& r, core::retired_hook* node) {
+    // Full fence: the container's unlink comes before it, the clock load after: the argument of
+    // each scheme's header (a reader whose reservation we do not see read the unlinked source).
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    static_cast<era_node*>(node)->retire_era = clock_.now();
+    holding garbage(r);
+    r.count_retired(this->gauge_);
+    r.retired.push(node);
+    if (r.retired.size() >= std::max(r.next_scan, scan_interval())) [[unlikely]]
+      scan(r);
+  }
+
+  // The free policy gets every node of ours (and of exited threads) that no reservation covers
+  // now; the next scan comes once R more nodes wait than this one kept, so that what an old
+  // reservation keeps (bounded: nodes born before it) is not rescanned at every retire.
+  void scan(Record& r) {
+    r.retired.splice(this->adopt_orphans());
+    core::retired_list safe;
+    take_unprotected(r, r.retired, safe);
+    core::counters::add(r.ctr.scans, 1);
+    r.next_scan = r.retired.size() + scan_interval();
+    r.release_safe(std::move(safe), this->gauge_);
+  }
+
+  // Moves the nodes of `list` that no reservation covers now into `safe`.
+  void take_unprotected(Record& r, core::retired_list& list, core::retired_list& safe) {
+    core::scan_timer timer(r.ctr);
+    // Orders the retires (and unlinks) that happen before this scan, ours or handed to us, before
+    // the snapshot's loads in S, as retire()'s fence does for each of our retires.
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    self().take_snapshot(r);
+    list.partition_into(safe, [&](core::retired_hook* hook) {
+      const auto* n = static_cast<const era_node*>(hook);
+      return !self().covers(r, n->birth_era, n->retire_era);
+    });
+  }
+
+  // An operation here is an outermost guard (core::domain_base::wait_for_open_guards).
+  bool wait_for_grace_period(Record&, core::deadline d) const {
+    return this->wait_for_open_guards(d);
+  }
+
+  static void take_garbage(Record& r, typename base::gathered& into) noexcept {
+    into.unsafe.splice(std::move(r.retired));
+    into.safe.splice(r.freeing.take());
+  }
+
+  // Our garbage, every other record's (borrowed between its retires, even while its thread stalls
+  // inside a guard) and the orphans; then scans until no reservation covers any of it.
+  bool barrier_locked(Record& me, core::deadline d) {
+    typename base::gathered g;
+    bool done = this->gather(me, g, d, [](Record& r, typename base::gathered& into) {
+      return base::borrow_if_idle(r, r.claim.word, claim::free, claim::lent, into);
+    });
+    core::waiter w(d);
+    for (;;) {
+      take_unprotected(me, g.unsafe, g.safe);
+      core::counters::add(me.ctr.scans, 1);
+      if (g.unsafe.empty() || !w.wait()) break;
+    }
+    // What a reservation still covers waits in the orphanage (each node keeps its own eras).
+    return this->finish_barrier(me, g, done && g.unsafe.empty(), 0);
+  }
+
+  void flush_local(Record& r) {
+    holding garbage(r);
+    scan(r);
+    r.freeing.drain(r);
+  }
+
+  // Thread exit (possibly inside guards): every reservation goes, and we scan once more, so that
+  // what goes to the orphanage is only what other threads' reservations cover.
+  void on_thread_exit(Record& r) noexcept {
+    holding garbage(r);
+    self().clear_reservations(r);
+    scan(r);
+    this->orphan(r, std::move(r.retired));
+    r.freeing.drain(r);
+  }
+
+  friend base;
+  era_clock clock_;
+
+ private:
+  Domain& self() noexcept { return static_cast<Domain&>(*this); }
+  const Domain& self() const noexcept { return static_cast<const Domain&>(*this); }
+};
+
+}  // namespace reclaim::detail

@@ -1,0 +1,501 @@
+// The machinery of he (hazard eras) and wfe (wait-free eras), which differ only in protect()'s slow
+// path: the record (per-guard blocks of era slots, a pool of owned slots for guard_ptrs, and
+// under wfe the help request and the helper's own reservations), the domain (protect, the scan's
+// snapshot, wfe's helping), the guard and the owned protection. Scheme (he<...> or wfe<...>)
+// supplies free_policy, slot_count, era_every, scan_base, wait_free and fast_tries; the headers
+// he.hpp and wfe.hpp say what each scheme promises and why it is safe.
+#pragma once
+#include <algorithm>
+#include <atomic>
+#include <bit>
+#include <cassert>
+#include <cstdint>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "../../core/dwcas.hpp"
+#include "../../core/guard_base.hpp"
+#include "../../core/guard_slots.hpp"
+#include "era_reclaim.hpp"
+
+namespace reclaim::detail {
+
+// wfe's part of a record.
+struct wfe_record_part {
+  // The answer word of this thread's request (a thread makes at most one at a time: it is inside
+  // one protect()). lo: pending (asked, unanswered), idle (no request), or the answer, the bits of
+  // the pointer a helper read (never one of the two markers: both are odd and above every user
+  // address); hi: the request's tag while pending or idle, the answer's era once answered. The tag
+  // makes a late helper's compare-and-swap fail on a later request of the same thread.
+  static constexpr std::uint64_t pending = ~std::uint64_t{0};
+  static constexpr std::uint64_t idle = ~std::uint64_t{0} - 2;
+  alignas(core::cache_line) core::atomic_pair answer{core::word_pair{idle, 0}};
+  // The request: which source to read, how (a loader instantiated for its pointer type), and a
+  // lower bound of the eras that keep the source's node alive (below). Written before the request
+  // is published, read by helpers; seq_cst (see help()).
+  std::atomic<const void*> source{nullptr};
+  std::atomic<std::uint64_t (*)(const void*)> loader{nullptr};
+  std::atomic<era_t> parent_floor{no_era};
+  // Published while this thread helps another: the era under which it reads the source, and the
+  // floor that keeps the source's node alive meanwhile. Read by every scan.
+  alignas(core::cache_line) std::atomic<era_t> help_era{no_era};
+  std::atomic<era_t> help_floor{no_era};
+  // Owner only.
+  std::uint64_t tag = 0;           // requests made
+  era_t floor_seen = no_era;       // the scan's: the lowest help_floor it read (no_era: none)
+};
+struct no_wfe_part {};
+
+template <class Scheme>
+struct he_record : era_record<typename Scheme::free_policy> {
+  static constexpr unsigned owned_block = 8;
+  using block = core::slot_block<era_t, Scheme::slot_count>;
+  // Read by other threads' scans: the outermost guard's K slots, blocks for nested guards, the
+  // slots that protections own.
+  alignas(core::cache_line) block eras;
+  core::slot_pool<era_t, owned_block> owned;
+  [[no_unique_address]] std::conditional_t<Scheme::wait_free, wfe_record_part, no_wfe_part> wf;
+  // Owner only: the scan's sorted snapshot of the published eras (capacity kept across scans).
+  std::vector<era_t> snapshot;
+};
+
+template <class Scheme>
+class he_domain : public era_domain<he_domain<Scheme>, he_record<Scheme>, Scheme::era_every,
+                                    Scheme::scan_base> {
+  using record = he_record<Scheme>;
+  using skeleton = era_domain<he_domain, record, Scheme::era_every, Scheme::scan_base>;
+  using block = typename record::block;
+  using slot = std::atomic<era_t>;
+  static constexpr bool wait_free = Scheme::wait_free;
+  static constexpr unsigned slot_count = Scheme::slot_count;
+
+ public:
+  using guard_type = typename Scheme::guard;
+
+  he_domain() = default;
+  ~he_domain() {
+#ifndef NDEBUG
+    this->threads_.for_each([](const record& r) {
+      assert(r.owned.all_free() && "reclaim: domain destroyed while a guard_ptr on it is alive");
+    });
+#endif
+    this->shutdown();
+  }
+
+  // R (scan_interval()): R = base + 2H, H the era slots of the domain (K per record, plus the
+  // blocks of nested guards and protections), as hp's.
+  std::size_t scan_threshold() const noexcept { return this->scan_interval(); }
+
+ private:
+  friend skeleton;
+  friend typename skeleton::base;
+  friend typename Scheme::guard;
+  friend typename Scheme::protection;
+
+  std::size_t reservation_count() const noexcept {
+    return slot_count * this->threads_.size() + extra_slots_.load(std::memory_order_relaxed);
+  }
+
+  // ---- the guard's and protection's side
+
+  // A guard opens on r: the free policy's turn, then the block of its nesting level.
+  block& open(record& r) {
+    const unsigned level = r.enter();
+    core::garbage_claim::free_policy_step(r);
+    if (level == 0) [[likely]]
+      return r.eras;
+    return nested_block(r, level);
+  }
+  static void close(record& r) noexcept { (void)r.leave(); }
+
+  [[gnu::noinline]] block& nested_block(record& r, unsigned level) {
+    try {
+      return r.eras.at(level,
+                       [&] { extra_slots_.fetch_add(slot_count, std::memory_order_relaxed); });
+    } catch (...) {
+      close(r);
+      throw;
+    }
+  }
+
+  slot& take(record& r) {
+    return r.owned.take([&] {
+      extra_slots_.fetch_add(record::owned_block, std::memory_order_relaxed);
+    });
+  }
+  [[gnu::noinline]] static void give_back(record& r, slot& s) noexcept {
+    clear_slot(s);
+    r.owned.give_back(s);
+  }
+
+  // release: our reads of the nodes the era covered happen before a scan that reads the slot
+  // cleared (seq_cst loads, which acquire) frees them.
+  static void clear_slot(slot& s) noexcept { s.store(no_era, std::memory_order_release); }
+  template <class Block>
+  static void clear(Block& b) noexcept {
+    for (auto& s : b.slots) clear_slot(s);
+  }
+
+  // The era protocol (he.hpp): returns the pointer src holds once the era published in s is the
+  // clock's value read after loading it. The store happens only when the era changed. Under wfe,
+  // after fast_tries tries the request goes to the slow path, which helpers answer.
+  template <class P>
+  P protect(record& r, slot& s, const std::atomic<P>& src) {
+    era_t prev = s.load(std::memory_order_relaxed);  // our own slot
+    for (unsigned tries = 0;; ++tries) {
+      if constexpr (wait_free)
+        if (tries == Scheme::fast_tries) [[unlikely]]
+          return slow_path(r, s, src);
+      // seq_cst load and clock read: the order S of the argument (he.hpp).
+      P p = src.load(std::memory_order_seq_cst);
+      const era_t e = this->clock_.now();
+      if (e == prev) [[likely]]
+        return p;
+      // seq_cst: S precedes our next load of src, and a scan's loads that follow a retirer's
+      // fence see it (a full fence on x86, the one the scheme pays only when the era changed).
+      s.store(e, std::memory_order_seq_cst);
+      prev = e;
+    }
+  }
+
+  // ---- wfe: the slow path and helping (wfe.hpp says why each step is there)
+
+  template <class P>
+  static std::uint64_t bits_of(P p) noexcept {
+    static_assert(sizeof(P) == sizeof(std::uint64_t) && std::is_trivially_copyable_v<P>,
+                  "wfe protects pointers and marked pointers of one word");
+    return std::bit_cast<std::uint64_t>(p);
+  }
+  template <class P>
+  static std::uint64_t load_source(const void* src) noexcept {
+    return bits_of(static_cast<const std::atomic<P>*>(src)->load(std::memory_order_seq_cst));
+  }
+
+  // The lowest era this thread publishes in any slot (no_era if none): the source of a protect()
+  // lies in a node that one of them covers (or in no node at all), so a helper that keeps every
+  // node retired at or after this floor keeps that node.
+  static era_t oldest_reservation(record& r) noexcept {
+    era_t oldest = no_era;
+    auto in_block = [&](auto& b) {
+      for (auto& s : b.slots) {
+        const era_t e = s.load(std::memory_order_relaxed);  // our own slots
+        if (e != no_era && (oldest == no_era || e < oldest)) oldest = e;
+      }
+    };
+    r.eras.for_each_owned(in_block);
+    r.owned.for_each_owned(in_block);
+    return oldest;
+  }
+
+  template <class P>
+  [[gnu::noinline]] P slow_path(record& r, slot& s, const std::atomic<P>& src)
+    requires wait_free
+  {
+    using part = wfe_record_part;
+    auto& w = r.wf;
+    const std::uint64_t tag = ++w.tag;
+    // seq_cst: a helper that reads these then finds the request still pending read ours (help()).
+    w.source.store(&src, std::memory_order_seq_cst);
+    w.loader.store(&load_source<P>, std::memory_order_seq_cst);
+    w.parent_floor.store(oldest_reservation(r), std::memory_order_seq_cst);
+    // Begun before published: a clock advance that reads the counters equal did not need to help
+    // us (at most one such advance per thread: the next one sees us begun).
+    requests_begun_.fetch_add(1, std::memory_order_seq_cst);
+    w.answer.store({part::pending, tag});
+    core::word_pair seen{part::pending, tag};
+    era_t prev = s.load(std::memory_order_relaxed);
+    for (;;) {
+      P p = src.load(std::memory_order_seq_cst);
+      const era_t e = this->clock_.now();
+      if (e == prev) {
+        // Our own answer, unless a helper's came first: either way no helper installs one later.
+        seen = {part::pending, tag};
+        if (w.answer.compare_exchange(seen, {part::idle, tag})) {
+          requests_ended_.fetch_add(1, std::memory_order_seq_cst);
+          return p;
+        }
+        break;  // seen is a helper's answer
+      }
+      s.store(e, std::memory_order_seq_cst);
+      prev = e;
+      seen = w.answer.load();
+      if (seen.lo != part::pending) break;
+    }
+    // A helper's answer {pointer, era}: the era goes into our slot before the answer is withdrawn,
+    // and a scan reads answers before slots, so one of the two covers the node all along.
+    s.store(seen.hi, std::memory_order_seq_cst);
+    w.answer.store({part::idle, tag});
+    requests_ended_.fetch_add(1, std::memory_order_seq_cst);
+    return std::bit_cast<P>(seen.lo);
+  }
+
+  // Before this thread advances the clock: answer every pending request, so that each advance
+  // after a request is published costs that request at most one retry.
+  void before_advance(record& me) {
+    if constexpr (wait_free) {
+      // ended first: equal counters then mean no request was pending at the first load.
+      const std::uint64_t ended = requests_ended_.load(std::memory_order_seq_cst);
+      if (requests_begun_.load(std::memory_order_seq_cst) == ended) [[likely]]
+        return;
+      for (record* o = this->threads_.head(); o; o = decltype(this->threads_)::next_of(o))
+        if (o != &me) help(me, *o);
+    }
+  }
+
+  void help(record& me, record& o)
+    requires wait_free
+  {
+    using part = wfe_record_part;
+    const core::word_pair seen = o.wf.answer.load();
+    if (seen.lo != part::pending) return;
+    const void* src = o.wf.source.load(std::memory_order_seq_cst);
+    auto* loader = o.wf.loader.load(std::memory_order_seq_cst);
+    const era_t floor = o.wf.parent_floor.load(std::memory_order_seq_cst);
+    // The floor first, then the request confirmed still pending: the requester held the source's
+    // node (some era of its, >= floor, covers it) after our floor was published, so every scan
+    // that could free the node reads our floor (wfe.hpp). If the answer word changed, the fields
+    // we read may be a later request's: leave it.
+    if (floor != no_era) me.wf.help_floor.store(floor, std::memory_order_seq_cst);
+    if (o.wf.answer.load() == seen) {
+      era_t e = this->clock_.now();
+      for (;;) {
+        // As protect(): the era published before the read, confirmed by the clock after it.
+        me.wf.help_era.store(e, std::memory_order_seq_cst);
+        const std::uint64_t p = loader(src);
+        const era_t now = this->clock_.now();
+        if (now == e) {
+          core::word_pair expected = seen;
+          (void)o.wf.answer.compare_exchange(expected, {p, e});  // fails if answered already
+          break;
+        }
+        e = now;
+        if (!(o.wf.answer.load() == seen)) break;
+      }
+    }
+    // release: our reads of the source happen before a scan that reads these cleared.
+    me.wf.help_era.store(no_era, std::memory_order_release);
+    me.wf.help_floor.store(no_era, std::memory_order_release);
+  }
+
+  // ---- the scan's side
+
+  // The snapshot, in this order (wfe.hpp): helpers' eras, answers, slots, helpers' floors.
+  void take_snapshot(record& r) {
+    auto& snap = r.snapshot;
+    snap.clear();
+    const auto& threads = this->threads_;
+    using registry = std::remove_cvref_t<decltype(threads)>;
+    if constexpr (wait_free) {
+      const std::uint64_t ended = requests_ended_.load(std::memory_order_seq_cst);
+      if (requests_begun_.load(std::memory_order_seq_cst) != ended) {
+        for (const record* o = threads.head(); o; o = registry::next_of(o))
+          if (const era_t e = o->wf.help_era.load(std::memory_order_seq_cst); e != no_era)
+            snap.push_back(e);
+        for (const record* o = threads.head(); o; o = registry::next_of(o)) {
+          const core::word_pair a = o->wf.answer.load();
+          if (a.lo != wfe_record_part::pending && a.lo != wfe_record_part::idle &&
+              a.hi != no_era)
+            snap.push_back(a.hi);
+        }
+      }
+    }
+    // seq_cst loads (acquire: pair with clear_slot()'s release): in S after our fence.
+    auto in_block = [&](const auto& b) {
+      for (const auto& s : b.slots)
+        if (const era_t e = s.load(std::memory_order_seq_cst); e != no_era) snap.push_back(e);
+    };
+    for (const record* o = threads.head(); o; o = registry::next_of(o)) {
+      o->eras.for_each(in_block);
+      o->owned.for_each(in_block);
+    }
+    if constexpr (wait_free) {
+      era_t floor = no_era;
+      for (const record* o = threads.head(); o; o = registry::next_of(o)) {
+        const era_t f = o->wf.help_floor.load(std::memory_order_seq_cst);
+        if (f != no_era && (floor == no_era || f < floor)) floor = f;
+      }
+      r.wf.floor_seen = floor;
+    }
+    std::sort(snap.begin(), snap.end());
+  }
+
+  // Whether a published era lies in [birth, retire] (or, under wfe, a helper's floor is at most
+  // the retire era).
+  static bool covers(const record& r, era_t birth, era_t retire) noexcept {
+    const auto it = std::lower_bound(r.snapshot.begin(), r.snapshot.end(), birth);
+    if (it != r.snapshot.end() && *it <= retire) return true;
+    if constexpr (wait_free)
+      return r.wf.floor_seen != no_era && r.wf.floor_seen <= retire;
+    return false;
+  }
+
+  // Thread exit: every slot goes (a protection still owning one was leaked: cleared, stays taken).
+  static void clear_reservations(record& r) noexcept {
+    r.eras.for_each_owned(clear<block>);
+    r.owned.for_each_owned(clear<typename decltype(r.owned)::block>);
+  }
+
+  std::atomic<std::size_t> extra_slots_{0};
+  // wfe: requests begun and ended (a difference: some request may be pending).
+  alignas(core::cache_line) std::atomic<std::uint64_t> requests_begun_{0};
+  std::atomic<std::uint64_t> requests_ended_{0};
+};
+
+template <class Scheme>
+class he_guard : public era_guard_base<he_guard<Scheme>> {
+  using domain = typename Scheme::domain;
+  friend typename Scheme::protection;  // a region's guard lends its slots
+
+ public:
+  static constexpr bool validates = true;
+  static constexpr unsigned slot_count = Scheme::slot_count;
+
+  explicit he_guard(domain& d = Scheme::default_domain())
+      : domain_(d), record_(d.threads_.local()), block_(d.open(record_)) {}
+  ~he_guard() {
+    this->check_owner();
+    domain::clear(block_);
+    domain::close(record_);
+  }
+  he_guard(const he_guard&) = delete;
+  he_guard& operator=(const he_guard&) = delete;
+
+  // The pointer src holds, protected by this guard's slot `slot` until the slot protects another
+  // or the guard ends; the container still checks its own validity condition (the mark).
+  template <class P>
+  P protect(const std::atomic<P>& src, unsigned slot) noexcept {
+    assert(slot < slot_count);
+    this->check_owner();
+    return domain_.protect(record_, block_.slots[slot], src);
+  }
+
+  // A node stamped with its birth era (hides guard_base::create).
+  template <class T, class... Args>
+  T* create(Args&&... args) {
+    this->check_owner();
+    return domain_.template create_on<T>(record_, std::forward<Args>(args)...);
+  }
+
+ private:
+  friend class core::guard_base<he_guard>;
+  void retire_hook(core::retired_hook* node) { domain_.retire(record_, node); }
+
+  domain& domain_;
+  typename domain::record& record_;
+  typename domain::block& block_;
+};
+
+// One era slot, owned: what a reclaim::guard_ptr holds, as hp::protection (hp.hpp): taken from the
+// thread's pool on the first protect and given back, in any order, on destruction; resetting only
+// clears it. A region's guard lends its block's slots first.
+template <class Scheme>
+class he_protection : core::thread_bound {
+  using domain = typename Scheme::domain;
+  using record = typename domain::record;
+  using slot = std::atomic<era_t>;
+
+ public:
+  static constexpr bool holds_region = false;
+
+  class region {
+   public:
+    explicit region(domain& d) : guard_(d) {}
+
+   private:
+    friend he_protection;
+    slot* lend() noexcept {
+      return next_ < Scheme::slot_count ? &guard_.block_.slots[next_++] : nullptr;
+    }
+    typename Scheme::guard guard_;
+    unsigned next_ = 0;
+    core::lender lender_;
+  };
+
+  he_protection() noexcept = default;
+  explicit he_protection(domain& d) noexcept : domain_(&d) {}
+  explicit he_protection(region& r) noexcept
+      : domain_(&r.guard_.domain_), record_(&r.guard_.record_), slot_(r.lend()) {
+    if (slot_) {
+      lent_ = true;
+      loan_ = r.lender_.lend();
+    }
+  }
+  he_protection(he_protection&& other) noexcept
+      : domain_(other.domain_),
+        record_(other.record_),
+        slot_(std::exchange(other.slot_, nullptr)),
+        lent_(other.lent_),
+        loan_(std::move(other.loan_)) {}
+  he_protection& operator=(he_protection&& other) noexcept {
+    reset_protection();
+    swap(other);
+    return *this;
+  }
+  [[gnu::always_inline]] ~he_protection() {
+    if (!slot_ || lent_) return;
+    check_owner();
+    domain::give_back(*record_, *slot_);
+  }
+
+  void swap(he_protection& other) noexcept {
+    std::swap(domain_, other.domain_);
+    std::swap(record_, other.record_);
+    std::swap(slot_, other.slot_);
+    std::swap(lent_, other.lent_);
+    std::swap(loan_, other.loan_);
+  }
+
+  // The era protocol in this protection's slot; src's loads are seq_cst whatever `order` says
+  // (at least as strong). Throws std::bad_alloc only when it takes its first slot.
+  template <class P>
+  P protect(const std::atomic<P>& src, std::memory_order /*order*/) {
+    slot& s = own_slot();
+    return domain_->protect(*record_, s, src);
+  }
+
+  // Protects `expected` if src holds it once the era is confirmed (true); otherwise protects
+  // nothing, sets `expected` to what src holds and returns false. It retries only while the clock
+  // moves, never because src changed.
+  template <class P>
+  bool try_protect(P& expected, const std::atomic<P>& src, std::memory_order order) {
+    P p = protect(src, order);
+    if (p == expected) return true;
+    reset_protection();
+    expected = p;
+    return false;
+  }
+
+  void reset_protection() noexcept {
+    if (slot_) domain::clear_slot(*slot_);
+  }
+  void take_slot() { (void)own_slot(); }
+  bool owns_slot() const noexcept { return slot_ != nullptr; }
+
+  // Retires a node on this thread's record; the free policy gets its turn first (guard_ptr users
+  // may never open a guard).
+  void retire(core::retired_hook* node) {
+    assert(record_ && "reclaim: retire through a protection that never protected");
+    check_owner();
+    core::garbage_claim::free_policy_step(*record_);
+    domain_->retire(*record_, node);
+  }
+
+ private:
+  slot& own_slot() {
+    check_owner();
+    if (!slot_) [[unlikely]] {
+      record_ = &domain_->threads_.local();
+      slot_ = &domain_->take(*record_);
+    }
+    return *slot_;
+  }
+
+  domain* domain_ = nullptr;
+  record* record_ = nullptr;
+  slot* slot_ = nullptr;
+  bool lent_ = false;
+  [[no_unique_address]] core::loan loan_;
+};
+
+}  // namespace reclaim::detail

@@ -1,0 +1,842 @@
+// hyaline, hyaline_1, hyaline_s, hyaline_1s: Hyaline (Nikolaev and Ravindran, "Snapshot-free,
+// transparent, and robust memory reclamation for lock-free data structures", PLDI 2021; arXiv
+// 1905.07903). One algorithm, four variants chosen by two parameters: shared slots (k of them,
+// a double-width CAS on each slot's head) or one slot per thread record (single-width CAS), and
+// plain or robust (birth eras).
+//
+// What it is. Reference counting of batches, done only by the threads that may still read them.
+// A slot has a head {threads inside, first node of its list}. A thread entering an operation
+// increments the count of its slot and remembers the first node as its handle; a retiring thread
+// gathers its nodes into a batch and, once the batch has more nodes than there are slots, pushes
+// one node of the batch onto the list of every slot that has a thread inside. A thread leaving
+// decrements its slot's count and walks the list from the top down to its handle, dropping one
+// reference of each batch it passes; whoever drops a batch's count to zero frees the batch. Only
+// retiring threads and leaving threads touch shared state: no epoch to advance, no scan of other
+// threads' announcements (snapshot-free), and the batches are freed by the threads that were
+// still reading them (balanced reclamation: an idle or slow retirer does not hold its garbage).
+//
+// The variants (named template parameters: slots<K> from hp.hpp, era_frequency<N>,
+// stall_threshold<N>, and a free policy; batch_free by default, amortized_free<K> for the lab's
+// `_af` forms):
+//   hyaline<>     k shared slots (slots<K>, default 32), a thread uses the slot of its record index
+//                 modulo k; batches of at least k + 1 nodes. Heads are {count, pointer} pairs
+//                 changed by core::atomic_pair's double-width CAS.
+//   hyaline_1<>   one slot per thread record, a single word {pointer | inside bit} that only its
+//                 owner enters and leaves; batches of at least records + 1 nodes.
+//   hyaline_s<>   hyaline with birth eras: nodes are stamped by create() from the era clock, a
+//                 reader publishes the era it reads in into its slot (protect()'s era loop), and a
+//                 batch goes into a slot only if the slot's era is at least the batch's minimum
+//                 birth era. A slot whose threads owe more than stall_threshold<N> (default 64)
+//                 decrements is avoided by entering threads (the paper's stall detector), so that
+//                 no live thread keeps raising the era of a slot a stalled thread sits in.
+//   hyaline_1s<>  hyaline_1 with birth eras: each thread's slot has its own era.
+//
+// When to use it. hyaline and hyaline_1 where an epoch scheme would do (operation boundaries only),
+// where reclamation should be spread over the threads that read rather than left to the retirer
+// and where threads come and go (no epoch to hold back). hyaline_s and hyaline_1s where a stalled
+// thread must not hold unbounded memory, at the cost of a protect() per read (as hazard eras).
+// hyaline_1 suits few threads (its batches grow with the number of records); hyaline with k
+// slots suits many (its batches are k + 1 nodes whatever the thread count, and k slots are
+// contended by threads / k threads each).
+//
+// What it bounds. hyaline, hyaline_1: nothing (bounds_garbage = false): a thread stalled inside
+// an operation keeps a reference to every batch inserted into its slot after it entered, so all
+// garbage retired since stays. hyaline_s: a thread stalled in slot s holds the batches inserted
+// into s while it is inside: those inserted before s is seen overloaded (its threads owe
+// stall_threshold decrements: about stall_threshold batches, plus one per thread entering s at
+// that moment), and afterwards only batches whose minimum birth era is at most the era of s,
+// which no live thread raises any more: at most one batch per node born up to that era and
+// retired later. Each batch is k + 1 nodes (more if it adopted an exited thread's partial batch).
+// The bound needs a slot that is not overloaded to go to. A thread preempted inside an operation
+// also makes its slot owe decrements for a while; when every slot looks overloaded a thread
+// enters the one that owes least, and a stalled thread's slot owes more with every batch it
+// holds, so it is chosen last, but the bound then also depends on how long the others are
+// descheduled; with k = 1, or a stalled thread in every slot, nothing is bounded. So choose k
+// well above the number of threads that may stall or be descheduled at once (the default 32).
+// hyaline_1s: the
+// batches whose minimum birth era is at most the stalled thread's era: at most one batch per node
+// born by then (each such batch holds one), of records + 1 nodes each. Beside what a stalled
+// thread holds, each thread keeps a partial batch (fewer than k + 1, or records + 1, nodes).
+// With an amortized free policy the freeable list is bounded only while the retire rate stays
+// within the policy's K, so bounds_garbage = robust && free_policy::bounded.
+//
+// Needs from a container. hyaline, hyaline_1: the start and end of each operation
+// (needs_nothing; protect() is an acquire load). hyaline_s, hyaline_1s: every dereferenced
+// pointer read through protect() (needs_validated_reads, as hazard eras: a node read without it
+// may belong to a batch that skipped the slot) and nodes made by create() (a node made with plain
+// `new` keeps the oldest birth era: safe, only less robust). Nodes derive from node_base: the
+// retire link and deleter, the slot-list link, the batch's reference node, the batch count (used
+// in the reference node), and for the robust variants the birth era: 40 or 48 bytes.
+// Nesting: only the outermost guard (or guard_ptr hold) enters and leaves the slot; nested ones
+// count depth, so a container operation inside a user's guard keeps the user's protection.
+//
+// Progress. enter and leave are lock-free (one CAS loop each on the slot head); the leave walk is
+// bounded by the nodes pushed since the thread entered. retire is lock-free (one CAS loop per
+// slot per batch). protect() (robust) is lock-free: it loops while the era clock moves.
+//
+// Why no batch is freed while a thread that entered before its retire is still inside. A batch
+// of a retire over n slots starts its count at -(n x A), A = 2^40 (more than any number of
+// references a slot can owe). Each slot contributes A exactly once: when the batch skips it
+// (nobody inside, or era too old: added at the end of the retire), when the node pushed onto it
+// is pushed over by a later batch (the pusher adds A + r, r the threads inside at that CAS, who
+// all entered before the push-over and will all pass the node when they leave), or when the last
+// thread out detaches the list while the node is on top (it adds A; hyaline_1: the owner, alone
+// in its slot, adds A to every node of its list when it leaves). A leaving thread subtracts 1
+// from each node strictly below the top, down to its handle inclusive (the handle is the node
+// that was on top when it entered): these are exactly the nodes that were pushed over while it
+// was inside, i.e. exactly those for which it was counted in an r. So the count is zero exactly
+// when all n contributions are in and every counted thread has passed. A thread T
+// inside slot s when the batch's node x is pushed onto s keeps it nonzero: x is either on top
+// (s's contribution is missing: it needs a push-over, which counts T, or a detach, which needs T
+// to leave) or was pushed over while T was inside (T was counted and has not passed). A slot
+// skipped because its count was zero had nobody inside at the retirer's RMW on its head; a thread
+// entering later makes its entering RMW on that head after the retirer's in its modification
+// order, which synchronizes (seq_cst RMWs: release and acquire) so the unlinks before the retire
+// happen before its reads. hyaline_1 checks an idle slot with a CAS that writes the same value, an
+// RMW for the same reason; and the records a retire walks are those in the registry after a
+// seq_cst fence F_r: a record pushed after the walk's read of the registry head is entered by a
+// thread that runs a seq_cst fence on its first enter of that record, after its registration, so
+// F_r precedes that fence in S and the thread's later reads see every unlink before F_r.
+//
+// Why the leave walk cannot stop early or walk freed memory. The walk compares addresses with the
+// handle, the node on top when the thread entered; if that node could be freed and its memory
+// reused by a node pushed later, the walk would stop at the impostor. It cannot: while T is
+// inside, the handle's batch lacks either the slot's contribution (the handle is still on top: a
+// push-over counts T, a detach needs T gone) or T's own decrement (the handle was pushed over
+// while T was inside, so T was counted), and T subtracts from the handle last, after reading its
+// link. Every other node the walk reaches is strictly between the top and the handle, pushed over
+// while T was inside, so T's decrement is owed and its batch alive until T subtracts; T reads a
+// node's link before subtracting from it. The top node itself is read (its link) before the leave
+// CAS, while its slot contribution is still missing. So every node T touches is alive, and its
+// address unique.
+//
+// Robust variants, eras. protect(src) loads src (seq_cst), reads the clock (seq_cst), and returns
+// if the clock equals the era the thread's slot holds for it; otherwise it publishes the clock's
+// value into the slot (hyaline_1s: a seq_cst store by the owner; hyaline_s: a seq_cst CAS that only
+// raises the slot's era, shared by its threads) and goes again. So the load that returned node n
+// came after (in S) the write of an era e >= birth(n) into the slot: e is the clock read after the
+// load (the birth was stamped before n was published, so it is at most that), and it was written by
+// the thread, or (hyaline_s) read by it from the slot, before the load. A retirer unlinks its
+// nodes, runs the fence F_r, and loads each slot's era (seq_cst): if it reads a value older than
+// the write of e, F_r precedes that write in S, hence the reader's load, which therefore sees the
+// unlink and cannot return n; otherwise the era it reads is >= e >= birth(n) >= the batch's minimum
+// birth, and the batch goes into the slot (if the reader is still inside: its enter RMW precedes
+// its protect, so the retirer's head CAS, which comes after it in the head's modification order as
+// shown above, counts it). A stalled thread's slot era stops moving, so batches whose nodes were
+// all born later skip it.
+//
+// Memory orders. Slot heads: every operation a seq_cst RMW (atomic_pair's CAS; hyaline_1's
+// exchange and CAS): pushes publish the node's link and batch fields (release) to the leaving
+// thread that reads the head (acquire), and RMWs continue the release sequence, so a leaver sees
+// every node pushed before. Batch counts: acq_rel fetch_add: each thread's subtraction comes after
+// its reads of the batch's nodes (release), and the thread that reaches zero frees after all of
+// them (acquire). The era and stall counters: seq_cst (eras, the argument above) and relaxed (the
+// stall counter is a heuristic that affects only which slot a thread picks).
+//
+// flush, synchronize, barrier, thread exit. flush() retires the thread's partial batch (and the
+// orphans) at once, padded with empty nodes of the scheme's own (allocated, never counted in the
+// stats) up to the size the slots need: the paper pads conceptually by counting, but a slot that
+// has a thread inside needs a node of its own to hold the reference, so real padding is the honest
+// form. synchronize(): every outermost guard open at the call has closed (a guard's depth closes
+// after its leave walk). barrier(): gathers every record's partial batch and freeable list
+// (borrowed between the owner's retires, core::garbage_claim) and the orphans, retires them as
+// one padded batch holding a sentinel node, pushes an empty padded batch over it (so that its
+// nodes do not wait for their slots' next retire), waits for the sentinel to be freed (every
+// thread inside at the push has left), then waits for the guards open at that point (leaves and
+// retires in flight, which may still owe older batches their last reference), and frees the
+// freeable lists again. Thread exit: the thread leaves its slot if it exits inside a guard and
+// retires its partial batch, padded as flush() does; only if the padding cannot be allocated
+// (exit must not throw) does the batch go to the orphanage, which the next retire of any thread
+// adopts into its partial batch (safe: retiring later only counts more threads). Domain
+// destruction: slot lists are empty once no thread is inside (the last one out detaches the
+// list), so every retired batch has been freed; partial batches and orphans are destroyed there.
+// Who frees a batch counts the frees in its own record, through its free policy (amortized_free:
+// a leaving thread's freed batch goes on its freeable list), so retired == freed + pending.
+//
+// Differences from the paper. Separate fields for the slot link, the batch reference and the count
+// instead of the paper's unions (nodes are 40 or 48 bytes; a batch's first node is its reference
+// node and is not pushed, hence the paper's minimum of slots + 1 nodes); the count starts at -(n x
+// A) instead of using addends that sum to 2^64 (so k need not be a power of two and hyaline_1's n
+// is the number of records a retire walks, which grows at run time); a batch that is short of the
+// slots it meets (records registered since it was filled) waits for more nodes; hyaline_1 gives
+// each node its slot contribution at leave instead of at the push-over (one owner per slot: no one
+// else walks the list); flush pads with real nodes; the stall threshold defaults to 64 decrements
+// owed (the paper's code: 32768) so the bound above is a small number of batches.
+#pragma once
+#include <algorithm>
+#include <atomic>
+#include <cassert>
+#include <cstdint>
+#include <limits>
+#include <new>
+#include <string_view>
+#include <type_traits>
+#include <utility>
+
+#include "../concepts.hpp"
+#include "../core/domain.hpp"
+#include "../core/dwcas.hpp"
+#include "../core/guard_base.hpp"
+#include "../core/policy.hpp"
+#include "../core/region_guard.hpp"
+#include "../free/batch.hpp"
+#include "detail/eras.hpp"
+#include "hp.hpp"  // slots<K>
+
+namespace reclaim {
+
+// hyaline_s: entering threads avoid a slot whose threads owe at least N decrements (a stalled
+// thread there accumulates them).
+struct hyaline_stall_kind {};
+template <unsigned N>
+struct stall_threshold {
+  static_assert(N > 0);
+  using policy_kind = hyaline_stall_kind;
+  static constexpr unsigned value = N;
+};
+
+namespace detail {
+
+enum class hyaline_slots { shared, per_thread };
+
+// The words Hyaline keeps in every node beside the retire link and deleter. Plain fields: each is
+// written before the node is published by the CAS that pushes it (or before the batch is
+// retired), and `refs` is accessed through std::atomic_ref once the batch is in flight, so node
+// types stay copyable.
+struct hyaline_node : core::retired_hook {
+  hyaline_node* slot_next = nullptr;  // the next node in the slot list it was pushed onto
+  hyaline_node* batch_ref = nullptr;  // the batch's reference node (the batch list's head)
+  std::uint64_t refs = 0;             // in the reference node: the batch's count
+};
+// Robust variants: the birth era, stamped by create().
+struct hyaline_era_node : hyaline_node {
+  era_t birth = first_era;
+};
+
+inline std::atomic<unsigned>& hyaline_record_counter() noexcept {
+  static std::atomic<unsigned> counter{0};
+  return counter;
+}
+
+// A shared slot (hyaline, hyaline_s).
+struct alignas(core::cache_line) hyaline_slot {
+  core::atomic_pair head;  // lo: threads inside; hi: the first node of the list
+  alignas(core::cache_line) std::atomic<era_t> access{no_era};  // hyaline_s: the slot's era
+  std::atomic<std::int64_t> owed{0};  // hyaline_s: decrements its threads owe (stall detector)
+};
+
+template <class FreePolicy>
+struct hyaline_record : core::thread_record<FreePolicy> {
+  // hyaline_1, hyaline_1s: this record's slot, {pointer | inside bit}, and its era.
+  alignas(core::cache_line) std::atomic<std::uintptr_t> head{0};
+  std::atomic<era_t> access{no_era};
+  // Held around retires, frees and free-policy steps: a barrier borrows the garbage while free.
+  alignas(core::cache_line) core::garbage_claim claim;
+  // Owner only (or a barrier that borrowed the record).
+  core::retired_list batch;  // the partial batch
+  era_t batch_min = std::numeric_limits<era_t>::max();
+  hyaline_node* handle = nullptr;  // the node on top of the slot when the thread entered
+  unsigned slot = 0;               // hyaline, hyaline_s: the slot entered
+  era_t era = no_era;              // robust: the era the slot holds for this thread
+  unsigned since_advance = 0;      // robust: allocations since the clock last advanced
+  bool fenced = false;             // hyaline_1: ran its first-enter fence
+  const unsigned index = hyaline_record_counter().fetch_add(1, std::memory_order_relaxed);
+
+  void destroy_garbage() noexcept {
+    batch.destroy_all();
+    batch_min = std::numeric_limits<era_t>::max();
+  }
+};
+
+}  // namespace detail
+
+template <detail::hyaline_slots Slots, bool Robust, class... Policies>
+struct basic_hyaline : core::scheme_base<basic_hyaline<Slots, Robust, Policies...>> {
+  static constexpr bool shared_slots = Slots == detail::hyaline_slots::shared;
+  static constexpr bool robust = Robust;
+  using free_policy = core::find_policy_t<free_policy_kind, batch_free, Policies...>;
+  // hyaline, hyaline_s: k slots. 32 by default: a batch is k + 1 nodes, so k bounds both the
+  // partial batch each thread keeps and the work of a retire (k CASes per k + 1 nodes), while up
+  // to 32 threads each get a slot to themselves (more share: threads / k per head).
+  static constexpr unsigned slot_count =
+      core::find_policy_t<hp_slots_kind, slots<32>, Policies...>::value;
+  static constexpr unsigned era_every =
+      core::find_policy_t<era_frequency_kind, era_frequency<64>, Policies...>::value;
+  static constexpr unsigned stall_owed =
+      core::find_policy_t<hyaline_stall_kind, stall_threshold<64>, Policies...>::value;
+  static_assert((core::known_kinds<free_policy_kind, hp_slots_kind, era_frequency_kind,
+                                   hyaline_stall_kind>::template contains<Policies> &&
+                 ...),
+                "hyaline takes a free policy, slots<K> (hyaline, hyaline_s), era_frequency<N> "
+                "(hyaline_s, hyaline_1s) and stall_threshold<N> (hyaline_s)");
+  static_assert(shared_slots ||
+                    !(std::is_same_v<typename Policies::policy_kind, hp_slots_kind> || ...),
+                "hyaline_1 and hyaline_1s have one slot per thread: slots<K> is for hyaline and "
+                "hyaline_s");
+  static_assert(Robust ||
+                    !(std::is_same_v<typename Policies::policy_kind, era_frequency_kind> || ...),
+                "era_frequency<N> is for the robust variants, hyaline_s and hyaline_1s");
+  static_assert((Robust && shared_slots) ||
+                    !(std::is_same_v<typename Policies::policy_kind, hyaline_stall_kind> || ...),
+                "stall_threshold<N> is for hyaline_s");
+
+  static constexpr std::string_view name =
+      shared_slots ? (Robust ? std::string_view("hyaline_s") : std::string_view("hyaline"))
+                   : (Robust ? std::string_view("hyaline_1s") : std::string_view("hyaline_1"));
+  static constexpr reclaim::family family = reclaim::family::reference_counting;
+  static constexpr bool bounds_garbage = Robust && free_policy::bounded;
+  static constexpr unsigned needs = Robust ? needs_validated_reads : needs_nothing;
+
+  using node_base = std::conditional_t<Robust, detail::hyaline_era_node, detail::hyaline_node>;
+  class domain;
+  class guard;
+  // What a reclaim::guard_ptr holds: a share in the thread's operation (core/region_guard.hpp:
+  // while it holds a node the thread stays inside its slot, so no batch pushed since can be
+  // freed), and under the robust variants the era loop on each acquire (protect_in_operation).
+  using protection = core::region_hold<domain>;
+};
+
+template <class... Policies>
+using hyaline = basic_hyaline<detail::hyaline_slots::shared, false, Policies...>;
+template <class... Policies>
+using hyaline_1 = basic_hyaline<detail::hyaline_slots::per_thread, false, Policies...>;
+template <class... Policies>
+using hyaline_s = basic_hyaline<detail::hyaline_slots::shared, true, Policies...>;
+template <class... Policies>
+using hyaline_1s = basic_hyaline<detail::hyaline_slots::per_thread, true, Policies...>;
+
+template <detail::hyaline_slots Slots, bool Robust, class... Policies>
+class basic_hyaline<Slots, Robust, Policies...>::domain
+    : public core::domain_base<domain, detail::hyaline_record<free_policy>> {
+  using record = detail::hyaline_record<free_policy>;
+  using base = core::domain_base<domain, record>;
+  using claim = core::garbage_claim;
+  using holding = claim::scope<record>;
+  using node = detail::hyaline_node;
+  using era_t = detail::era_t;
+  static constexpr era_t no_birth = std::numeric_limits<era_t>::max();
+
+ public:
+  using guard_type = basic_hyaline::guard;
+  static constexpr bool grace_periods = true;
+  using base::retire;  // domain.retire(node[, deleter]) from any thread
+
+  domain() = default;
+  ~domain() { this->shutdown(); }
+
+  // `new T(args...)`, stamped with its birth era under the robust variants.
+  template <class T, class... Args>
+  T* create(Args&&... args) {
+    T* n = new T(std::forward<Args>(args)...);
+    stamp(this->threads_.local(), n);
+    return n;
+  }
+
+ private:
+  friend class basic_hyaline::guard;
+  friend class core::region_hold<domain>;
+  friend base;
+
+  // A slot's contribution to each batch (see the top): more than any number of references a slot
+  // can owe a node.
+  static constexpr std::uint64_t contribution = std::uint64_t{1} << 40;
+  static constexpr std::uintptr_t inside_bit = 1;
+
+  // A node of the scheme's own: pads a short batch (flush, barrier), and as a barrier's sentinel
+  // says when its batch was freed. Never counted as retired or freed.
+  struct pad_node final : node_base {
+    pad_node() noexcept { this->destroy = &destroy_pad; }
+    domain* owner = nullptr;
+    std::uint64_t generation = 0;
+  };
+  static void destroy_pad(core::retired_hook* hook) noexcept {
+    auto* p = static_cast<pad_node*>(static_cast<node_base*>(hook));
+    if (p->owner) {
+      auto& done = p->owner->barrier_freed_;
+      std::uint64_t seen = done.load(std::memory_order_relaxed);
+      // release: pairs with the acquire load in barrier_locked(). The batch's other nodes are
+      // freed after this, by the same thread, still inside its operation (a leave or a retire),
+      // which the barrier then waits for (wait_for_open_guards).
+      while (seen < p->generation &&
+             !done.compare_exchange_weak(seen, p->generation, std::memory_order_release,
+                                         std::memory_order_relaxed)) {
+      }
+    }
+    delete p;
+  }
+
+  static node* as_node(core::retired_hook* h) noexcept {
+    return static_cast<node*>(static_cast<node_base*>(h));
+  }
+  static era_t birth_of(core::retired_hook* h) noexcept {
+    if constexpr (Robust)
+      return static_cast<node_base*>(h)->birth;
+    else
+      return no_birth;
+  }
+  static node* ptr_of(std::uint64_t word) noexcept {
+    return reinterpret_cast<node*>(static_cast<std::uintptr_t>(word) & ~inside_bit);
+  }
+  static std::uint64_t word_of(node* n) noexcept {
+    return static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(n));
+  }
+
+  template <class T>
+  void stamp(record& r, T* n) noexcept {
+    if constexpr (Robust && std::is_base_of_v<node_base, T>) {
+      static_cast<node_base*>(n)->birth = clock_.birth();
+      clock_.template count_allocation<era_every>(r.since_advance);
+    }
+  }
+
+  // ---- enter and leave (the outermost guard or hold of a thread)
+
+  record& begin(record& r) {
+    if (r.enter() != 0) return r;
+    enter_slot(r);
+    claim::free_policy_step(r);
+    return r;
+  }
+  // The slot is left before the depth closes: synchronize() and barrier() wait for the walk.
+  void end(record& r) noexcept {
+    if (r.level() == 1) leave_slot(r);
+    (void)r.leave();
+  }
+
+  void enter_slot(record& r) noexcept {
+    if constexpr (shared_slots) {
+      unsigned i = r.index % slot_count;
+      if constexpr (Robust) {
+        // Past a slot whose threads owe too many decrements (a stalled thread sits there): the
+        // next one that does not, or if every slot does, the one that owes least (a stalled
+        // thread's slot owes more with every batch it holds, so it is chosen last).
+        std::int64_t least = slots_[i].owed.load(std::memory_order_relaxed);
+        for (unsigned tried = 1; tried < slot_count && least >= std::int64_t{stall_owed};
+             ++tried) {
+          const unsigned j = (r.index + tried) % slot_count;
+          const std::int64_t owed = slots_[j].owed.load(std::memory_order_relaxed);
+          if (owed < least) {
+            least = owed;
+            i = j;
+          }
+        }
+      }
+      detail::hyaline_slot& s = slots_[i];
+      core::word_pair seen{};  // a guess: the CAS corrects it
+      while (!s.head.compare_exchange(seen, core::word_pair{seen.lo + 1, seen.hi})) {
+      }
+      r.slot = i;
+      r.handle = ptr_of(seen.hi);
+      // seq_cst: the era the protects compare with is read after our enter (the argument above).
+      if constexpr (Robust) r.era = s.access.load(std::memory_order_seq_cst);
+    } else {
+      // The first enter on a record after its thread registered: the fence the retirer's walk
+      // relies on (F_r precedes it in S, see the top).
+      if (!r.fenced) [[unlikely]] {
+        std::atomic_thread_fence(std::memory_order_seq_cst);
+        r.fenced = true;
+      }
+      // seq_cst RMW: ordered with every retirer's RMW on this head (see the top).
+      [[maybe_unused]] const std::uintptr_t was =
+          r.head.exchange(inside_bit, std::memory_order_seq_cst);
+      assert(was == 0);
+      if constexpr (Robust) r.era = r.access.load(std::memory_order_relaxed);  // ours alone
+    }
+  }
+
+  void leave_slot(record& r) noexcept {
+    core::retired_list freed;
+    if constexpr (shared_slots) {
+      detail::hyaline_slot& s = slots_[r.slot];
+      node* const handle = r.handle;
+      core::word_pair seen{1, word_of(handle)};  // the usual case: alone, nothing pushed
+      node* first;
+      node* next = nullptr;
+      for (;;) {
+        first = ptr_of(seen.hi);
+        // The top's link, read while its slot contribution is missing (it is alive).
+        if (first != handle) next = first->slot_next;
+        const core::word_pair desired =
+            seen.lo == 1 ? core::word_pair{0, 0} : core::word_pair{seen.lo - 1, seen.hi};
+        if (s.head.compare_exchange(seen, desired)) break;
+      }
+      // The last one out detached the list: the top's contribution for this slot.
+      if (seen.lo == 1 && first) adjust(first, contribution, freed);
+      if (first != handle) {
+        std::int64_t passed = 0;
+        node* c;
+        do {
+          c = next;
+          if (!c) break;
+          next = c->slot_next;  // before our decrement, which may free c
+          adjust(c, ~std::uint64_t{0}, freed);
+          ++passed;
+        } while (c != handle);
+        if constexpr (Robust) s.owed.fetch_sub(passed, std::memory_order_relaxed);
+      }
+      r.handle = nullptr;
+    } else {
+      // acq_rel: takes the list (every push before is visible), and leaves the slot idle.
+      std::uintptr_t v = r.head.exchange(0, std::memory_order_acq_rel);
+      for (node* c = ptr_of(v); c;) {
+        node* next = c->slot_next;
+        adjust(c, contribution, freed);  // its contribution for our slot, given at leave
+        c = next;
+      }
+    }
+    if (!freed.empty()) {
+      holding garbage(r);
+      r.release_safe(std::move(freed), this->gauge_);
+    }
+  }
+
+  // Adds `delta` to n's batch count; the one who reaches zero frees the batch (into `freed`).
+  static void adjust(node* n, std::uint64_t delta, core::retired_list& freed) noexcept {
+    node* ref = n->batch_ref;
+    // acq_rel: see "Memory orders" at the top.
+    if (std::atomic_ref<std::uint64_t>(ref->refs).fetch_add(delta, std::memory_order_acq_rel) +
+            delta ==
+        0)
+      collect(ref, freed);
+  }
+  // The batch whose reference node is `ref`: its nodes, the pads destroyed at once.
+  static void collect(node* ref, core::retired_list& freed) noexcept {
+    for (core::retired_hook* h = ref; h;) {
+      core::retired_hook* next = h->next_retired;
+      if (h->destroy == &destroy_pad)
+        destroy_pad(h);
+      else
+        freed.push(h);
+      h = next;
+    }
+  }
+
+  // ---- retire
+
+  void retire(record& r, core::retired_hook* hook) {
+    holding garbage(r);
+    r.count_retired(this->gauge_);
+    if constexpr (Robust) r.batch_min = std::min(r.batch_min, birth_of(hook));
+    r.batch.push(hook);
+    adopt(r);  // a relaxed load while the orphanage is empty
+    if (r.batch.size() >= batch_target()) [[unlikely]] retire_own(r);
+  }
+
+  // The nodes a batch needs now: one per slot it may be pushed onto, and the reference node.
+  std::size_t batch_target() const noexcept {
+    if constexpr (shared_slots)
+      return std::size_t{slot_count} + 1;
+    else
+      return this->threads_.size() + 1;
+  }
+
+  // Adopts the orphans into the partial batch (claim held).
+  void adopt(record& r) noexcept {
+    core::retired_list o = this->adopt_orphans();
+    if (o.empty()) return;
+    if constexpr (Robust)
+      for (core::retired_hook* h = o.head(); h; h = h->next_retired)
+        r.batch_min = std::min(r.batch_min, birth_of(h));
+    r.batch.splice(std::move(o));
+  }
+
+  // The partial batch is full: retire it, unless records were added since (it waits for more).
+  void retire_own(record& r) {
+    core::retired_list b = std::move(r.batch);
+    const era_t m = std::exchange(r.batch_min, no_birth);
+    if (!retire_batch(r, b, m)) {
+      r.batch = std::move(b);
+      r.batch_min = m;
+    }
+  }
+
+  // Retires `b` (unlinked nodes) as one batch whose minimum birth era is `min_birth`; false, with
+  // nothing changed, if b is short of the slots it would meet. Claim held.
+  bool retire_batch(record& me, core::retired_list& b, era_t min_birth) {
+    // F_r: every unlink of b's nodes comes before the slot checks below (see the top).
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    [[maybe_unused]] record* const first_record = this->threads_.head();
+    std::size_t n = slot_count;
+    if constexpr (!shared_slots) {
+      n = 0;
+      for (record* o = first_record; o; o = decltype(this->threads_)::next_of(o)) ++n;
+    }
+    if (b.size() < n + 1) return false;
+    node* const ref = as_node(b.head());
+    for (core::retired_hook* h = b.head(); h; h = h->next_retired) as_node(h)->batch_ref = ref;
+    // Plain: the batch is not published yet (the pushes below release it).
+    ref->refs = std::uint64_t{0} - n * contribution;
+    b = core::retired_list{};  // the batch list lives on in the nodes' links
+    core::retired_list freed;
+    node* cur = as_node(ref->next_retired);
+    std::uint64_t skipped = 0;
+    auto push_or_skip = [&](auto&& insert) {
+      node* after = as_node(cur->next_retired);  // read before cur is published
+      if (insert(cur))
+        cur = after;
+      else
+        skipped += contribution;
+    };
+    if constexpr (shared_slots) {
+      for (auto& s : slots_)
+        push_or_skip([&](node* x) { return push_shared(s, x, min_birth, freed); });
+    } else {
+      for (record* o = first_record; o; o = decltype(this->threads_)::next_of(o))
+        push_or_skip([&](node* x) { return push_own(*o, x, min_birth); });
+    }
+    // Pushed onto every slot: the batch may be freed already; don't touch it. Otherwise the
+    // skipped slots' contributions are still missing, so it is alive until this adds them.
+    if (skipped != 0) adjust(ref, skipped, freed);
+    core::counters::add(me.ctr.scans, 1);
+    if (!freed.empty()) me.release_safe(std::move(freed), this->gauge_);
+    return true;
+  }
+
+  // Pushes x onto shared slot s if a thread is inside (and, robust, the slot's era covers the
+  // batch); the node it covers gets its contribution and the references of the threads inside.
+  bool push_shared(detail::hyaline_slot& s, node* x, era_t min_birth,
+                   core::retired_list& freed) noexcept {
+    if constexpr (Robust)
+      if (s.access.load(std::memory_order_seq_cst) < min_birth) return false;
+    core::word_pair seen = s.head.load();  // an RMW (see the top)
+    for (;;) {
+      if (seen.lo == 0) return false;
+      x->slot_next = ptr_of(seen.hi);
+      if (s.head.compare_exchange(seen, core::word_pair{seen.lo, word_of(x)})) break;
+    }
+    if (node* prev = ptr_of(seen.hi)) {
+      if constexpr (Robust)
+        s.owed.fetch_add(static_cast<std::int64_t>(seen.lo), std::memory_order_relaxed);
+      adjust(prev, contribution + seen.lo, freed);
+    }
+    return true;
+  }
+
+  // hyaline_1: pushes x onto o's slot if its owner is inside (era permitting). An idle slot is
+  // confirmed by a CAS that writes the value it read: an RMW (see the top).
+  bool push_own(record& o, node* x, era_t min_birth) noexcept {
+    if constexpr (Robust)
+      if (o.access.load(std::memory_order_seq_cst) < min_birth) return false;
+    std::uintptr_t v = 0;
+    for (;;) {
+      if ((v & inside_bit) == 0) {
+        if (o.head.compare_exchange_strong(v, v, std::memory_order_seq_cst)) return false;
+        continue;
+      }
+      x->slot_next = ptr_of(v);
+      if (o.head.compare_exchange_strong(v, reinterpret_cast<std::uintptr_t>(x) | inside_bit,
+                                         std::memory_order_seq_cst))
+        return true;
+    }
+  }
+
+  // Retires `b` now, padded to the slots' need; `sentinel` (a barrier's) joins it. Claim held.
+  // Throws std::bad_alloc (a pad), leaving b with the pads so far (which the batch frees as any).
+  void retire_padded(record& me, core::retired_list& b, era_t min_birth, pad_node* sentinel) {
+    if (sentinel) b.push(sentinel);
+    (void)fill_and_retire(me, b, min_birth, [] { return new pad_node; });
+  }
+  // The same without throwing (thread exit): false, with b still whole, if no memory is left.
+  bool retire_padded_nothrow(record& me, core::retired_list& b, era_t min_birth) noexcept {
+    return fill_and_retire(me, b, min_birth, [] { return new (std::nothrow) pad_node; });
+  }
+  template <class MakePad>
+  bool fill_and_retire(record& me, core::retired_list& b, era_t min_birth, MakePad make_pad) {
+    for (;;) {
+      while (b.size() < batch_target()) {
+        pad_node* pad = make_pad();
+        if (!pad) return false;
+        b.push(pad);
+      }
+      if (retire_batch(me, b, min_birth)) return true;
+      pad_node* pad = make_pad();  // records were added meanwhile
+      if (!pad) return false;
+      b.push(pad);
+    }
+  }
+
+  // ---- robust reads
+
+  // The guard's protect() and core::region_hold's (guard_ptrs), robust variants only.
+  template <class P>
+  P protect_in_operation(record& r, const std::atomic<P>& src)
+    requires Robust
+  {
+    era_t mine = r.era;
+    for (;;) {
+      // seq_cst (the load and the clock): the argument at the top.
+      P p = src.load(std::memory_order_seq_cst);
+      const era_t now = clock_.now();
+      if (now == mine) return p;
+      mine = publish_era(r, now);
+    }
+  }
+  era_t publish_era(record& r, era_t now) noexcept {
+    if constexpr (shared_slots) {
+      std::atomic<era_t>& a = slots_[r.slot].access;
+      era_t cur = r.era;
+      // Only raises the slot's era (its other threads may rely on a later one).
+      while (cur < now &&
+             !a.compare_exchange_weak(cur, now, std::memory_order_seq_cst,
+                                      std::memory_order_seq_cst)) {
+      }
+      r.era = std::max(cur, now);
+    } else {
+      r.access.store(now, std::memory_order_seq_cst);
+      r.era = now;
+    }
+    return r.era;
+  }
+
+  // ---- flush, synchronize, barrier, exit
+
+  void flush_local(record& me) {
+    holding garbage(me);
+    adopt(me);
+    if (!me.batch.empty()) {
+      core::retired_list b = std::move(me.batch);
+      const era_t m = std::exchange(me.batch_min, no_birth);
+      (void)me.enter();  // a guard's depth: a barrier waits for what this retire adjusts
+      try {
+        retire_padded(me, b, m, nullptr);
+      } catch (...) {  // no memory for a pad: the batch stays partial (pads and all)
+        (void)me.leave();
+        me.batch = std::move(b);
+        me.batch_min = m;
+        throw;
+      }
+      (void)me.leave();
+    }
+    me.freeing.drain(me);
+  }
+
+  bool wait_for_grace_period(record&, core::deadline d) const {
+    return this->wait_for_open_guards(d);
+  }
+
+  static void take_garbage(record& r, typename base::gathered& into) noexcept {
+    into.unsafe.splice(std::move(r.batch));
+    r.batch_min = no_birth;
+    into.safe.splice(r.freeing.take());
+  }
+
+  bool barrier_locked(record& me, core::deadline d) {
+    typename base::gathered g;
+    const bool gathered = this->gather(me, g, d, [](record& r, typename base::gathered& into) {
+      return base::borrow_if_idle(r, r.claim.word, claim::free, claim::lent, into);
+    });
+    this->free_now(me, std::move(g.safe));
+    const std::uint64_t generation = ++barrier_generation_;  // barriers are serialized
+    {
+      holding garbage(me);
+      auto* sentinel = new pad_node;
+      sentinel->owner = this;
+      sentinel->generation = generation;
+      (void)me.enter();
+      // no_era: pushed onto every slot with a thread inside, whatever its era, so that every
+      // earlier batch on a slot gets its contribution or waits for those threads (see the top).
+      core::retired_list over;
+      try {
+        retire_padded(me, g.unsafe, detail::no_era, sentinel);
+        retire_padded(me, over, detail::no_era, nullptr);
+      } catch (...) {  // no memory for a pad: what is left waits in the orphanage
+        (void)me.leave();
+        g.unsafe.splice(std::move(over));
+        this->orphan(me, std::move(g.unsafe));
+        throw;
+      }
+      (void)me.leave();
+    }
+    core::waiter w(d);
+    // acquire: pairs with the release in destroy_pad().
+    while (barrier_freed_.load(std::memory_order_acquire) < generation)
+      if (!w.wait()) return false;
+    // Leaves and retires in flight may still owe older batches their last reference.
+    if (!this->wait_for_open_guards(d)) return false;
+    if constexpr (free_policy::keeps_safe_garbage) {
+      core::retired_list safe = me.freeing.take();
+      for (record* r = this->threads_.head(); r; r = decltype(this->threads_)::next_of(r)) {
+        if (r == &me) continue;
+        core::waiter again(d);
+        while (!r->try_borrow(r->claim.word, claim::free, claim::lent))
+          if (!again.wait()) {
+            this->free_now(me, std::move(safe));
+            return false;
+          }
+        safe.splice(r->freeing.take());
+        r->give_back(r->claim.word, claim::lent, claim::free);
+      }
+      this->free_now(me, std::move(safe));
+    }
+    return gathered;
+  }
+
+  // Thread exit (possibly inside guards): leave the slot, retire the partial batch (padded), or
+  // if no memory is left for the padding hand it over (the next retire adopts it).
+  void on_thread_exit(record& r) noexcept {
+    holding garbage(r);
+    if (r.level() != 0) leave_slot(r);
+    adopt(r);
+    if (!r.batch.empty()) {
+      core::retired_list b = std::move(r.batch);
+      const era_t m = std::exchange(r.batch_min, no_birth);
+      (void)r.enter();  // a guard's depth: a barrier waits for what this retire adjusts
+      const bool retired = retire_padded_nothrow(r, b, m);
+      (void)r.leave();
+      if (!retired) this->orphan(r, std::move(b));
+    }
+    r.freeing.drain(r);
+  }
+
+  std::conditional_t<shared_slots, detail::hyaline_slot[slot_count], char> slots_{};
+  [[no_unique_address]] std::conditional_t<Robust, detail::era_clock, char> clock_{};
+  std::uint64_t barrier_generation_ = 0;
+  std::atomic<std::uint64_t> barrier_freed_{0};
+};
+
+
+template <detail::hyaline_slots Slots, bool Robust, class... Policies>
+class basic_hyaline<Slots, Robust, Policies...>::guard : public core::guard_base<guard> {
+
+ public:
+  static constexpr bool validates = Robust;
+  // One era per thread (slot): the index is ignored, so every container fits.
+  static constexpr unsigned slot_count = 1u << 16;
+
+  explicit guard(domain& d = basic_hyaline::default_domain())
+      : domain_(d), record_(d.begin(d.threads_.local())) {}
+  ~guard() {
+    this->check_owner();
+    domain_.end(record_);
+  }
+  guard(const guard&) = delete;
+  guard& operator=(const guard&) = delete;
+
+  // Plain variants: an acquire load (pairs with the release that published the node). Robust:
+  // the era loop (see the top); the container validates what it read as with hazard pointers.
+  template <class P>
+  P protect(const std::atomic<P>& src, unsigned /*slot*/) {
+    this->check_owner();
+    if constexpr (Robust)
+      return domain_.protect_in_operation(record_, src);
+    else
+      return src.load(std::memory_order_acquire);
+  }
+
+  // `new T(args...)`, stamped with its birth era under the robust variants.
+  template <class T, class... Args>
+  T* create(Args&&... args) const {
+    T* n = new T(std::forward<Args>(args)...);
+    domain_.stamp(record_, n);
+    return n;
+  }
+
+ private:
+  friend class core::guard_base<guard>;
+  void retire_hook(core::retired_hook* node) { domain_.retire(record_, node); }
+
+  domain& domain_;
+  typename domain::record& record_;
+};
+
+}  // namespace reclaim
