@@ -52,23 +52,15 @@ enum needs : unsigned {
   // reference counting keeps each node's count in a header in front of it, in memory it never
   // gives back (lfrc). A container answers this one explicitly: embedded sentinels say no.
   needs_allocated_nodes = 1u << 2,
-  // No protect() returns a node that was already retired, not even one the thread still protects
-  // in another slot (a protection moved "by copy"): crystalline_l puts a batch only into the
-  // reservations active when it is sealed and frees it as soon as they are released, so such a
-  // node goes at once (hp and the era schemes free only when a scan lands in that window).
-  // AddressSanitizer found a use-after-free of occ_avl's rebalancing walk under crystalline_l that
-  // hp and he do not show with scans at every retire: occ_avl answers no until its cause is known.
-  needs_early_free_safety = 1u << 3,
 };
 inline constexpr needs all_needs[] = {needs_validated_reads, needs_restartable_read_phases,
-                                      needs_allocated_nodes, needs_early_free_safety};
+                                      needs_allocated_nodes};
 
 constexpr std::string_view to_string(needs n) {
   switch (n) {
     case needs_validated_reads: return "validated reads";
     case needs_restartable_read_phases: return "restartable read phases";
     case needs_allocated_nodes: return "allocated nodes";
-    case needs_early_free_safety: return "early-free safety";
     default: return "nothing";
   }
 }

@@ -91,11 +91,6 @@ class basic_occ_avl
         return {false,
                 "its root holder is a member of the tree object, not a node allocated on its own "
                 "with a count in front of it"};
-      case needs_early_free_safety:
-        return {false,
-                "under crystalline_l, which frees a batch as soon as the last reservation that met "
-                "it is released, AddressSanitizer found a use-after-free in its rebalancing walk; "
-                "its cause is not yet known"};
       default: return {true};
     }
   }
@@ -113,10 +108,6 @@ class basic_occ_avl
                   "occ_avl and occ_avl_map cannot serve a scheme that needs allocated nodes (lfrc, "
                   "which counts references in a header in front of each node): its root holder "
                   "is a member of the tree object. Under lfrc use hm_hashmap");
-    static_assert(meets<Scheme, basic_occ_avl>(needs_early_free_safety),
-                  "occ_avl and occ_avl_map do not serve crystalline_l: under it AddressSanitizer "
-                  "found a use-after-free in the rebalancing walk, whose cause is not yet known. "
-                  "Use he, hp or nm_bst");
     static_assert(has_slots<Scheme, basic_occ_avl>(),
                   "occ_avl and occ_avl_map protect 3 nodes at once, and this scheme's guard has "
                   "fewer hazard slots: use hp<reclaim::slots<3>> or more");
@@ -530,6 +521,10 @@ class basic_occ_avl
             n->parent.load(std::memory_order_relaxed) != parent)
           continue;  // n moved: look at it again (still protected in ns)
         std::scoped_lock node_lock(n->lock);
+        // n may have been unlinked between the check above and the parent's lock (an unlink
+        // leaves n's parent pointer as it was): its unlinker follows up, and a node unlinked
+        // (perhaps retired) before this point must not be protected again.
+        if (unlinked(n->version.load(std::memory_order_relaxed))) return;
         step = rebalance_nl(g, parent, n, s2);
       }
       if (step.unlinked) g.retire(as_keyed(step.unlinked));

@@ -262,7 +262,7 @@ struct crystalline_l : core::scheme_base<crystalline_l<Policies...>> {
   // reservation that held it, so a protection's end frees at once what it alone kept.
   static constexpr reclaim::family family = reclaim::family::reference_counting;
   static constexpr bool bounds_garbage = free_policy::bounded;
-  static constexpr unsigned needs = needs_validated_reads | needs_early_free_safety;
+  static constexpr unsigned needs = needs_validated_reads;
 
   // The retire link and deleter, the birth era, and the batch words. For a batch's reference node
   // (its oldest node, never inserted): `link` is the batch's first node, `refs` its counter, and
