@@ -126,7 +126,7 @@
 // crystalline_w, the wait-free variant, is not written yet: its helpers read the requester's
 // source, which lives in a node (the "parent") that protect(src, slot) does not name, and a
 // batch is inserted once, at its seal, so the parent's batch must be handed from the requester's
-// reservations to each helper (the paper's handoff); see the report of issue 12.
+// reservations to each helper (the paper's handoff); docs/schemes.md says more.
 #pragma once
 #include <algorithm>
 #include <atomic>
@@ -760,11 +760,10 @@ class crystalline_l<Policies...>::protection : core::thread_bound {
   using handle = detail::crystalline_handle<8>;
 
  public:
-  static constexpr bool holds_region = false;
   // A node is freed with its batch: when the last reservation that received the batch lets go,
   // not when the protection that held this node does (other protections whose eras cover a node
   // of the batch keep all of it).
-  static constexpr bool frees_whole_batches = true;
+  static constexpr bool holds_region = false;
 
   // A region_guard's state: a guard for its scope. Protections made from it take their own
   // reservations (they do not borrow), so they may also outlive it.
