@@ -2,7 +2,9 @@
 // thread stalls inside an operation holding a protection (only batches with a node born by the
 // stalled era are kept), the protected node is not freed while held, batches are freed by whichever
 // thread releases the last reservation holding them (not only their retirer), nested guards keep
-// the outer guard's protections, and short-lived threads lose no garbage.
+// the outer guard's protections, and short-lived threads lose no garbage. crystalline_w's slow
+// path besides: reads answered by helpers return live nodes, inside a container too, with helpers
+// still reading when their request is answered (holds), and what the holds froze is released.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -13,6 +15,7 @@
 #include <thread>
 #include <vector>
 
+#include <reclaim/ds/hm_list.hpp>
 #include <reclaim/schemes/crystalline.hpp>
 
 #include "test_support.hpp"
@@ -23,10 +26,14 @@ using namespace reclaim_test;
 
 template <class S>
 class crystalline : public ::testing::Test {};
+// crystalline_w<fast_path<0>> sends a protect() to the slow path at its first era change.
 using crystalline_schemes =
     ::testing::Types<reclaim::crystalline_l<>,
                      reclaim::crystalline_l<reclaim::slots<2>, reclaim::scan_frequency<16>,
-                                            reclaim::era_frequency<8>>>;
+                                            reclaim::era_frequency<8>>,
+                     reclaim::crystalline_w<>,
+                     reclaim::crystalline_w<reclaim::fast_path<0>, reclaim::slots<2>,
+                                            reclaim::scan_frequency<16>, reclaim::era_frequency<8>>>;
 TYPED_TEST_SUITE(crystalline, crystalline_schemes);
 
 // A node that knows who retired it: its destructor counts the frees done by another thread.
@@ -290,6 +297,71 @@ TYPED_TEST(crystalline, protected_reads_racing_with_seals_never_see_a_freed_node
   EXPECT_GT(destroyed.load(), 0);
   typename S::guard g(d);
   for (auto& s : shared) retire_counted<S>(g, s.exchange(nullptr));
+}
+
+// crystalline_w with every era change sent to the slow path and the clock advancing on every
+// allocation: requests all the time, answered by the requester or by helpers (threads about to
+// advance the clock), and helpers still reading when the answer comes (holds). Every read must
+// return a node the source held, alive; the helpers must have answered some, and holds formed.
+TEST(crystalline_w, helped_reads_return_live_nodes) {
+  using S = reclaim::crystalline_w<reclaim::fast_path<0>, reclaim::era_frequency<1>>;
+  constexpr long magic = 0x77fe;
+  std::atomic<long> destroyed{0}, remote{0};
+  {
+    S::domain d;
+    std::atomic<counted<S>*> source{d.create<counted<S>>(destroyed, remote, magic)};
+    std::atomic<bool> stop{false};
+    std::atomic<long> bad{0};
+    std::vector<std::thread> threads;
+    for (int t = 0; t < 4; ++t)
+      threads.emplace_back([&, t] {
+        while (!stop.load(std::memory_order_relaxed)) {
+          S::guard g(d);
+          counted<S>* p = g.protect(source, 0);
+          if (!p || p->payload != magic) bad.fetch_add(1);
+          counted<S>* fresh = g.create<counted<S>>(destroyed, remote, magic);
+          counted<S>* expected = p;
+          if (t < 2 && source.compare_exchange_strong(expected, fresh))
+            retire_counted<S>(g, p);
+          else
+            delete fresh;  // never published
+        }
+      });
+    const auto end = std::chrono::steady_clock::now() + 4 * stress_time();
+    while (std::chrono::steady_clock::now() < end && (d.helped_answers() == 0 || d.holds_made() == 0))
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    stop = true;
+    for (auto& t : threads) t.join();
+    EXPECT_EQ(bad.load(), 0);
+    EXPECT_GT(d.helped_answers(), 0u) << "no request was answered by a helper";
+    EXPECT_GT(d.holds_made(), 0u) << "no helper was still reading when its request was answered";
+    S::guard g(d);
+    retire_counted<S>(g, source.exchange(nullptr));
+  }
+  EXPECT_GT(destroyed.load(), 0);
+}
+
+// The same inside a container: hm_list's sources are links inside nodes, so helpers read them
+// inside nodes the requester holds (frozen for them once the request is answered). The list must
+// stay consistent (its size is the inserts minus the erases that succeeded), everything retired
+// is freed after a barrier, and the reservations stay few (abandoned ones come back to the pools).
+TEST(crystalline_w, a_list_read_through_helpers_stays_consistent) {
+  using S = reclaim::crystalline_w<reclaim::fast_path<0>, reclaim::era_frequency<1>>;
+  S::domain domain;
+  constexpr int threads_n = 4;
+  {
+    reclaim::ds::hm_list<std::int64_t, S> list(domain);
+    const long net = random_updates(list, threads_n, 64, stress_time());
+    EXPECT_EQ(static_cast<long>(list.size()), net);
+    EXPECT_GT(domain.stats().freed, 0u);
+    EXPECT_GT(domain.helped_answers() + domain.holds_made(), 0u) << "the slow path never helped";
+    // K per level plus a request reservation and what holds keep: a handful per thread.
+    EXPECT_LE(domain.reservation_count(), (threads_n + 1) * 4u * S::slot_count);
+  }
+  domain.barrier();
+  const reclaim::stats s = domain.stats();
+  EXPECT_EQ(s.retired, s.freed);
+  EXPECT_EQ(s.pending, 0u);
 }
 
 }  // namespace

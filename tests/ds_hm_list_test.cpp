@@ -29,7 +29,8 @@ using hm_list_pairs = ::testing::Types<
     hm_list<reclaim::hyaline_1<>>,
     hm_list<reclaim::hyaline_s<>>,
     hm_list<reclaim::hyaline_1s<>>,
-    hm_list<reclaim::crystalline_l<>>>;
+    hm_list<reclaim::crystalline_l<>>,
+    hm_list<reclaim::crystalline_w<>>>;
 INSTANTIATE_TYPED_TEST_SUITE_P(hm_list, container, hm_list_pairs);
 INSTANTIATE_TYPED_TEST_SUITE_P(hm_list, container_lifecycle,
                                every_protected_pair<hm_list>);

@@ -240,30 +240,8 @@ TEST(wfe_scheme, a_list_read_through_helpers_stays_consistent) {
   using S = reclaim::wfe<reclaim::fast_path<0>, reclaim::era_frequency<1>>;
   S::domain domain;
   reclaim::ds::hm_list<std::int64_t, S> list(domain);
-  std::atomic<bool> stop{false};
-  std::atomic<long> net{0};
-  std::vector<std::thread> threads;
-  for (int t = 0; t < 3; ++t)
-    threads.emplace_back([&, t] {
-      std::uint64_t x = 0x9e3779b97f4a7c15ull * static_cast<std::uint64_t>(t + 1);
-      long mine = 0;
-      while (!stop.load(std::memory_order_relaxed)) {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        const auto key = static_cast<std::int64_t>(x % 64);
-        switch ((x >> 8) % 3) {
-          case 0: mine += list.insert(key) ? 1 : 0; break;
-          case 1: mine -= list.erase(key) ? 1 : 0; break;
-          default: (void)list.contains(key);
-        }
-      }
-      net.fetch_add(mine);
-    });
-  std::this_thread::sleep_for(stress_time() / 2);
-  stop = true;
-  for (auto& t : threads) t.join();
-  EXPECT_EQ(static_cast<long>(list.size()), net.load());
+  const long net = random_updates(list, 3, 64, stress_time() / 2);
+  EXPECT_EQ(static_cast<long>(list.size()), net);
   EXPECT_GT(domain.stats().freed, 0u);
 }
 

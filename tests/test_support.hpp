@@ -8,6 +8,7 @@
 #include <functional>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include <gtest/gtest.h>
 #include <reclaim/reclaim.hpp>
@@ -54,7 +55,8 @@
 // The era family and batch reference counting.
 #define RECLAIM_TEST_ERA_AND_BATCH_SCHEMES                                                   \
   reclaim::he<>, reclaim::ibr<>, reclaim::wfe<>, reclaim::hyaline<>, reclaim::hyaline_1<>, \
-      reclaim::hyaline_s<>, reclaim::hyaline_1s<>, reclaim::crystalline_l<>
+      reclaim::hyaline_s<>, reclaim::hyaline_1s<>, reclaim::crystalline_l<>,               \
+      reclaim::crystalline_w<>
 
 namespace reclaim_test {
 
@@ -282,5 +284,35 @@ class gate {
  private:
   std::atomic<bool> opened_{false};
 };
+
+// `threads` threads insert, erase and look up random keys of [0, keys) in `set` (one third each)
+// for `time`; returns the inserts minus the erases that succeeded, which must be its size.
+template <class Set>
+long random_updates(Set& set, int threads, std::int64_t keys, std::chrono::milliseconds time) {
+  std::atomic<bool> stop{false};
+  std::atomic<long> net{0};
+  std::vector<std::thread> workers;
+  for (int t = 0; t < threads; ++t)
+    workers.emplace_back([&, t] {
+      std::uint64_t x = 0x9e3779b97f4a7c15ull * static_cast<std::uint64_t>(t + 1);
+      long mine = 0;
+      while (!stop.load(std::memory_order_relaxed)) {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        const auto key = static_cast<std::int64_t>(x % static_cast<std::uint64_t>(keys));
+        switch ((x >> 8) % 3) {
+          case 0: mine += set.insert(key) ? 1 : 0; break;
+          case 1: mine -= set.erase(key) ? 1 : 0; break;
+          default: (void)set.contains(key);
+        }
+      }
+      net.fetch_add(mine);
+    });
+  std::this_thread::sleep_for(time);
+  stop = true;
+  for (auto& w : workers) w.join();
+  return net.load();
+}
 
 }  // namespace reclaim_test

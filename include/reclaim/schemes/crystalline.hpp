@@ -1,17 +1,20 @@
-// crystalline_l: Crystalline-L (Nikolaev and Ravindran, "Crystalline: Fast and Memory Efficient
-// Wait-Free Reclamation", DISC 2021; full version "A Family of Fast and Memory Efficient Lock- and
-// Wait-Free Reclamation", PLDI 2024, arXiv 2108.02763): batch reference counting (Hyaline's idea)
-// driven by per-index era reservations (hazard eras'), so that a stalled thread holds a bounded
-// amount of garbage and reclamation never scans retired nodes against reservations.
+// crystalline_l and crystalline_w: Crystalline-L and Crystalline-W (Nikolaev and Ravindran,
+// "Crystalline: Fast and Memory Efficient Wait-Free Reclamation", DISC 2021; full version "A Family
+// of Fast and Memory Efficient Lock- and Wait-Free Reclamation", PLDI 2024, arXiv 2108.02763):
+// batch reference counting (Hyaline's idea) driven by per-index era reservations (hazard eras'), so
+// that a stalled thread holds a bounded amount of garbage and reclamation never scans retired nodes
+// against reservations. One algorithm; crystalline_w adds a wait-free protect() (helping, below).
 //
-// What it is. Every guard owns K reservations; each is one 16-byte word pair changed only by a
-// double-width CAS (core::atomic_pair): {list, era}. list is a singly linked list of retired nodes,
-// one per batch that was inserted into this reservation (or `inactive`, 1, when the reservation
-// protects nothing); era is what the reservation protects (no_era, 0, while inactive).
-//   protect(src, i): load src (seq_cst), read the era clock; if it equals the era reservation i
-//     already holds, the pointer is protected; otherwise publish the clock's era in reservation i
-//     with one DWCAS that also detaches its list ({list, old} -> {empty, new}), traverse the
-//     detached list (below), and try again.
+// What it is. Every reservation is one 16-byte word pair changed only by a double-width CAS
+// (core::atomic_pair): {list, era}. list is a singly linked list of retired nodes, one per batch
+// that was inserted into this reservation (or `inactive`, 1, when the reservation protects
+// nothing); era is what the reservation protects (no_era, 0, while inactive). A record's
+// reservations live in its pool (blocks of 8 that seals walk); each slot of a guard (K per nesting
+// level) and each owned protection points at one, with the era it published cached beside it.
+//   protect(src, i): load src (seq_cst), read the era clock; if it equals the era slot i already
+//     holds, the pointer is protected; otherwise publish the clock's era in i's reservation with
+//     one DWCAS that also detaches its list ({list, old} -> {empty, new}), traverse the detached
+//     list (below), and try again.
 //   retire: nodes gather in the thread's batch; once it has max(N, H + 1) nodes (H: every
 //     reservation of the domain; scan_frequency<N>, default 64) the thread seals it: after a full
 //     fence it walks every reservation of every record, and gives each one whose era is >= the
@@ -30,35 +33,74 @@
 // Why the last decrement may free. The counter is bias + inserted - traversed until the sealer's
 // final add, so no traverser can see zero before every insertion is counted; after it, it counts
 // the reservations whose lists still hold a node of the batch. Zero means every reservation the
-// batch was inserted into has been detached by its owner, and each owner's reads of the batch's
-// nodes happen before its decrement (acq_rel), which happens before the free (the last decrement
-// acquires every earlier one through the counter's release sequence).
+// batch was inserted into has been detached, and each detacher's reads of the batch's nodes happen
+// before its decrement (acq_rel), which happens before the free (the last decrement acquires every
+// earlier one through the counter's release sequence).
 // Why nothing is freed while a reservation covers it. A reader R holds node n through reservation
-// i: it published era E with its DWCAS (seq_cst), then loaded n from src (seq_cst), then read the
+// x: it published era E with its DWCAS (seq_cst), then loaded n from src (seq_cst), then read the
 // clock and found E; n's birth (the clock read when it was created, before it was linked) is <= E,
 // by coherence through the release store that linked n and R's load. The retirer unlinked n, then
-// fenced (seq_cst) and read i's pair. R's load of src read a value before the unlink, so it
+// fenced (seq_cst) and read x's pair. R's load of src read a value before the unlink, so it
 // precedes the fence in S ([atomics.order]: a seq_cst read coherence-ordered before a write that
-// happens before a seq_cst fence), and so does R's DWCAS; the retirer's read of i after the fence
-// therefore sees R's DWCAS or a later value. While R holds n, only insertions change i's pair, so
-// the retirer sees era E >= birth(n) >= the batch's minimum and assigns the reservation a node;
-// the insertion's DWCAS, which checks the era again, succeeds on that same era; the batch is then
-// counted in i until R detaches i (a new era or the guard's end), after its last read of n. A
-// reservation that was inactive, or held an era below the minimum, when the retirer looked after
-// its fence was published later than R's unlink became visible: its reads cannot reach n.
+// happens before a seq_cst fence), and so does R's DWCAS; the retirer's read of x after the fence
+// therefore sees R's DWCAS or a later value. While R holds n, x's era does not go below E (only
+// insertions change x's pair, and under crystalline_w helpers that raise a request's era), so the
+// retirer sees an era >= birth(n) >= the batch's minimum and assigns x a node; the insertion's
+// DWCAS, which checks the era again, succeeds; the batch is then counted in x until x is detached
+// (a new era or the guard's end), after R's last read of n. A reservation that was inactive, or
+// held an era below the minimum, when the retirer looked after its fence was published later than
+// R's unlink became visible: its reads cannot reach n. The same holds with "the clock read after
+// the load is <= the era x held before it" in place of "equals": that is what crystalline_w's
+// helped reads check.
 // Records and blocks registered after a seal began. The registry pushes a record, and an owner
-// links a nested block or a pool block, with release stores; the first thing an owner does with a
-// new record or block is a seq_cst fence (`fenced`, once per owner of a record, and after every new
-// block). A seal's fence comes before its walk, so if the walk missed the record, the seal's fence
-// precedes the owner's in S, which precedes the owner's era publication and its read of src: that
-// read sees the unlink. So a seal counts exactly the reservations it finds; the batch is sized for
-// H + 1 (H read before sealing), and if the registry grew meanwhile the assignment pass runs out of
-// nodes and the seal waits for more retires (flush, barrier and thread exit pad instead).
+// links a pool block, with release stores; the first thing an owner does with a new record or
+// block is a seq_cst fence (`fenced`, once per owner of a record, and after every new block). A
+// seal's fence comes before its walk, so if the walk missed the record, the seal's fence precedes
+// the owner's in S, which precedes the owner's era publication and its read of src: that read sees
+// the unlink. So a seal counts exactly the reservations it finds; the batch is sized for H + 1 (H
+// read before sealing), and if the registry grew meanwhile the assignment pass runs out of nodes
+// and the seal waits for more retires (flush, barrier and thread exit pad instead).
+//
+// crystalline_w: a wait-free protect(). crystalline_l's era loop retries while the clock moves,
+// so a reader can starve while others allocate. crystalline_w tries fast_path<N> times (default
+// 16, as the paper) and then asks for help; threads about to advance the clock answer every
+// pending request first (the paper's scheme, as wfe.hpp's), so the request is answered in
+// O(threads) steps. What differs from the paper is how the two hand-offs are made safe without
+// the "parent" (the node holding the source), which protect(src, slot) does not name:
+//  - The request reservation. The requester takes a fresh reservation q from its pool, activates it
+//    with the current era, and publishes the request: source, loader, q, then the request word
+//    {0, tag | 1} (pending). Requester and helpers then each try: raise q's era to the clock (a
+//    DWCAS that keeps q's list: q is never detached while the request is pending, and its era only
+//    grows), load the source, read the clock; if the clock is <= the era q held before the load,
+//    the pointer is covered by q (the argument above) and the first CAS of the request word to
+//    {pointer, tag} is the answer. The requester then makes q its slot's reservation and lets
+//    the slot's old one go. No batch changes hands: the answer's cover is q itself.
+//  - The parent. A helper reads the source, inside a node that one of the requester's
+//    reservations covers, and must not read it once that reservation lets go. A helper registers
+//    ({requester, pending word}, seq_cst) before it confirms the request is pending (seq_cst), so
+//    a registration the requester does not find when it looks, after the answer, belongs to a
+//    helper that has finished or that saw the request answered. Each one it finds it claims (a
+//    CAS to {hold, claimed}), and if there are any it freezes every reservation it has active
+//    under a hold counting them: a frozen reservation keeps its list and its era until its hold
+//    closes (the last claimed helper is done). The requester does not wait: when it would publish
+//    in or release a frozen reservation it abandons it to the hold and takes a fresh one from its
+//    pool; whoever closes the hold releases the abandoned ones and gives them back to the pool.
+//    A new hold keeps the newest still-open older hold open (so reservations frozen by older
+//    holds outlive it too).
+//  - Why seals cannot slip between. A seal that read a reservation before the freeze inserts into
+//    it later, or not at all only if it found it inactive or below its minimum; a frozen
+//    reservation is neither until its hold closes, after the helpers' last reads.
+// What crystalline_w bounds beyond crystalline_l: a request reservation's era grows only to the
+// clock while its request is pending (a bounded number of steps), and a stalled claimed helper
+// keeps only the requester's reservations frozen when it was claimed, at their eras then (a
+// stalled reader's share). Memory exhaustion degrades, never breaks: a request that cannot get a
+// reservation or a hold retries lock-free; a publication that cannot replace a frozen reservation
+// waits for its hold.
 //
 // When to use it. Where hazard pointers' fence per read is too slow and an epoch scheme's unbounded
 // garbage under a stalled thread is not acceptable: protect costs a seq_cst load and a load of the
 // clock, and publishes (one DWCAS) only when the era moved. Reclamation cost is O(H) per batch of
-// at least H + 1 nodes, nothing per node.
+// at least H + 1 nodes, nothing per node. crystalline_w where a reader must not starve.
 //
 // Garbage bound. A thread's unsealed batch holds at most max(N, H + 1) nodes (more only while the
 // registry grows faster than it retires). A stalled thread holding reservations with era E keeps
@@ -72,24 +114,26 @@
 //
 // Needs from a container: needs_validated_reads (as hp: an era protects only nodes reached through
 // validated reads, and a walk through removed nodes may reach a node born after every era it
-// reserved); nodes derive from crystalline_l<>::node_base and are made with the guard's or the
-// domain's create<T>(), which stamps the birth era (a node made with a plain `new` keeps first_era,
-// the oldest: every reservation covers it, safe but it keeps its batch as long as any reservation
-// is active). K >= the container's slots_used (slots<K>, default 4; sized_for gives the skiplist
-// its 14). Stricter than hp in one way: a protect must never return a node that was already
-// retired (reached through a stale link, or protected again "by copy" in another slot), even if
-// another reservation of the thread still holds it. A batch goes only into the reservations
-// active when it is sealed, so moving a retired node's protection to a new reservation protects
-// nothing, and the old reservation's next era frees it at once (under hp a hazard moved the same
-// way keeps the node until the next scan).
+// reserved); nodes derive from node_base and are made with the guard's or the domain's
+// create<T>(), which stamps the birth era (a node made with a plain `new` keeps first_era, the
+// oldest: every reservation covers it, safe but it keeps its batch as long as any reservation is
+// active). K >= the container's slots_used (slots<K>, default 4; sized_for gives the skiplist its
+// 14). Stricter than hp in one way: a protect must never return a node that was already retired
+// (reached through a stale link, or protected again "by copy" in another slot), even if another
+// reservation of the thread still holds it. A batch goes only into the reservations active when it
+// is sealed, so moving a retired node's protection to a new reservation protects nothing, and the
+// old reservation's next era frees it at once (under hp a hazard moved the same way keeps the node
+// until the next scan). crystalline_w, as wfe: a helper may read the source shortly after the
+// reader's protect() returned, so a source outside the reclaimed nodes (a container's root) must
+// outlive the operations of every thread of the domain, and never lie in a node the reader frees
+// itself.
 //
-// Nesting. A nested guard gets its own block of K reservations (allocated the first time a thread
-// nests that deep, kept for reuse), as hp's guards do. Sharing the outer guard's reservations
-// would not be safe here: publishing a newer era in index i detaches i's list and releases the
-// batches inserted for the older era, which may hold the outer guard's node (a newer era covers
-// new insertions of the older nodes, but not the batches already released).
-// Owned protections (crystalline_l<>::protection, what a reclaim::guard_ptr holds): one
-// reservation each, from a per-thread pool of blocks of 8, walked by seals like the guards' blocks.
+// Nesting. A nested guard gets its own level of K slots (allocated the first time a thread nests
+// that deep, kept for reuse), as hp's guards do. Sharing the outer guard's reservations would not
+// be safe here: publishing a newer era in a reservation detaches its list and releases the batches
+// inserted for the older era, which may hold the outer guard's node (a newer era covers new
+// insertions of the older nodes, but not the batches already released).
+// Owned protections (what a reclaim::guard_ptr holds): one reservation each, from the pool.
 //
 // flush() seals the thread's partial batch (padded) and drains its free policy; synchronize()
 // waits for the guards open at the call (core::domain_base::wait_for_open_guards); barrier()
@@ -97,36 +141,44 @@
 // garbage_claim, and the orphans), seals it, then waits until every batch sealed before it is
 // freed (sealed batches count in one of two phases; a barrier flips the phase and waits for the
 // old one to drain) and frees what the freers left on their free policies. Thread exit (possibly
-// inside guards) releases every reservation of the record and seals the partial batch, padded; a
-// batch belongs to no thread once sealed, so nothing waits for an exited thread. Domain
-// destruction destroys the unsealed batches; sealed ones are all freed by then (no guard or
+// inside guards) releases every reservation of the record (crystalline_w: abandons the frozen
+// ones of its guards; a frozen one a live guard_ptr owns stays with it) and seals the partial
+// batch, padded; a batch belongs to no thread once sealed, so nothing waits for an exited thread.
+// Domain destruction destroys the unsealed batches; sealed ones are all freed by then (no guard or
 // guard_ptr may outlive the domain, so every reservation has been released).
 //
-// Progress: protect() is lock-free (it retries while the clock moves; each retry publishes, one
-// DWCAS that fails only when an insertion changed the list); retire is lock-free (an insertion's
-// DWCAS fails only when the owner or another retirer changed the reservation); leaving is
-// lock-free likewise, and its traversal is wait-free.
+// Progress. crystalline_l: protect() is lock-free (it retries while the clock moves). Under
+// crystalline_w it is wait-free apart from one thing both share: a publication is a DWCAS that
+// fails only when an insertion into the same reservation landed in between (each failure is a
+// completed insertion; the paper's separate list and era words make it an exchange). Retire is
+// lock-free (an insertion's DWCAS fails only when the owner or another retirer changed the
+// reservation); leaving is lock-free likewise, and its traversal is wait-free. crystalline_w's
+// helping adds O(threads) rounds to a clock advance while requests are pending.
 //
-// Memory model. The seq_cst DWCAS of a publication, the seq_cst load of src and the clock's
-// seq_cst load are in S in program order; the seal's fence and its DWCAS reads pair with them as
-// argued above. Insertions publish a node's link and batch pointer with the DWCAS (seq_cst, a
-// release), and the detaching DWCAS (an acquire) makes them visible to the traverser. The
-// counter's fetch_sub and fetch_add are acq_rel (see "why the last decrement may free").
+// Memory model. The seq_cst DWCAS of a publication (or of a raise), the seq_cst load of src and
+// the clock's seq_cst load are in S in program order; the seal's fence and its DWCAS reads pair
+// with them as argued above. Insertions publish a node's link and batch pointer with the DWCAS
+// (seq_cst, a release), and the detaching DWCAS (an acquire) makes them visible to the traverser.
+// The counter's fetch_sub and fetch_add are acq_rel (see "why the last decrement may free").
+// crystalline_w: the registration, the request word and the claims are DWCAS (seq_cst), which the
+// Dekker-style argument above needs; the request's fields are released before the request word and
+// acquired after it, and a helper that confirms the request still pending after reading them read
+// this request's fields (a later request's are written after this one is answered).
 //
 // Differences from the paper. One DWCAS word per reservation ({list, era}) instead of separate
 // list and era words: a retirer's check of the era and its insertion are one atomic step, so the
 // paper's "inactive after exchange, try to undo" path and the CAS on a node's next link are not
-// needed, at the price of a retry loop (lock-free, not wait-free, insertion). Batches are sized
+// needed, at the price of a retry loop (lock-free insertion and publication). Batches are sized
 // from the domain's reservation count at run time (threads come and go), and the thread's flush,
 // barrier and exit pad a short batch with filler nodes (not counted in the stats) instead of
 // waiting for more retires. The owner caches the era it published, so the fast path reads no
 // shared reservation. Orphans (a failed padding at thread exit) are adopted by the next seal.
-// A node_base is 48 bytes (the retire hook's 16, the birth era, the list link, the batch pointer
-// and the counter; the paper's unions fold some of these).
-// crystalline_w, the wait-free variant, is not written yet: its helpers read the requester's
-// source, which lives in a node (the "parent") that protect(src, slot) does not name, and a
-// batch is inserted once, at its seal, so the parent's batch must be handed from the requester's
-// reservations to each helper (the paper's handoff); docs/schemes.md says more.
+// crystalline_w: one request per thread (it is inside one protect() at a time) instead of one per
+// index; the request reservation and the frozen reservations above instead of the paper's
+// per-node hand-offs of the parent and of the answer (which need the parent node); the clock
+// advances every F allocations of a thread (the paper: F x threads). A node_base is 48 bytes (the
+// retire hook's 16, the birth era, the list link, the batch pointer and the counter; the paper's
+// unions fold some of these).
 #pragma once
 #include <algorithm>
 #include <atomic>
@@ -136,6 +188,7 @@
 #include <memory>
 #include <new>
 #include <string_view>
+#include <thread>
 #include <type_traits>
 #include <utility>
 
@@ -152,98 +205,186 @@ namespace reclaim {
 
 namespace detail {
 
-// One reservation: {list head | inactive, era}, changed only by DWCAS.
-struct crystalline_reservation {
+struct crystalline_hold;
+
+// One reservation: {list head | inactive, era}, changed only by DWCAS, and its owner's fields.
+struct alignas(32) crystalline_reservation {
   static constexpr std::uint64_t inactive = 1;
   core::atomic_pair word{core::word_pair{inactive, no_era}};
+  // Owner only (crystalline_w): the hold that froze it, and whether it was abandoned to one.
+  crystalline_hold* frozen = nullptr;
+  bool abandoned = false;
+  // The pool's stacks, or a hold's abandoned stack.
+  crystalline_reservation* next_free = nullptr;
 };
 
-// N reservations, the eras their owner published (owner only: the fast path reads no shared
-// line), and the next block of the chain.
-template <unsigned N>
-struct crystalline_block {
-  crystalline_block() = default;
-  crystalline_block(const crystalline_block&) = delete;
-  crystalline_block& operator=(const crystalline_block&) = delete;
-  ~crystalline_block() { delete next.load(std::memory_order_relaxed); }
-
-  alignas(core::cache_line) crystalline_reservation res[N];
-  alignas(core::cache_line) era_t era[N] = {};  // owner only
-  std::atomic<crystalline_block*> next{nullptr};
-
-  template <class F>
-  void for_each(F f) const {
-    // acquire: pairs with the release store that linked a block, so it is seen built.
-    for (const crystalline_block* b = this; b; b = b->next.load(std::memory_order_acquire)) f(*b);
-  }
-  template <class F>
-  void for_each_owned(F f) {
-    for (crystalline_block* b = this; b; b = b->next.load(std::memory_order_relaxed)) f(*b);
-  }
+// What a guard's slot or a protection holds: its reservation, and the era the owner published
+// there (owner only: the fast path reads no shared line; under crystalline_w a lower bound of the
+// reservation's era, which helpers of a request raise).
+struct crystalline_slot {
+  crystalline_reservation* res = nullptr;
+  era_t era = no_era;
 };
 
-// One reservation of a block, as protections own them.
-template <unsigned N>
-struct crystalline_handle {
-  crystalline_block<N>* block = nullptr;
-  unsigned index = 0;
-};
-
-// Reservations owned one by one (protections): a chain of blocks, and the owner's stack of free
-// ones, with room for all so that giving back never allocates.
-template <unsigned N>
+// Every reservation of a record, in blocks that seals walk. The owner takes and gives back through
+// its own stack; under crystalline_w the closers of holds give abandoned ones back through
+// `returned`, which the owner empties when its stack runs out.
 class crystalline_pool {
  public:
-  using block = crystalline_block<N>;
-  using handle = crystalline_handle<N>;
+  using reservation = crystalline_reservation;
+  static constexpr unsigned block_size = 8;
+
   crystalline_pool() = default;
   crystalline_pool(const crystalline_pool&) = delete;
   crystalline_pool& operator=(const crystalline_pool&) = delete;
-  ~crystalline_pool() { delete first_.load(std::memory_order_relaxed); }
-
-  // Throws std::bad_alloc, and then nothing changed.
-  template <class OnGrow>
-  handle take(OnGrow on_grow) {
-    if (free_count_ == 0) [[unlikely]] grow(on_grow);
-    return free_[--free_count_];
+  ~crystalline_pool() {
+    for (block* b = first_.load(std::memory_order_relaxed); b;) delete std::exchange(b, b->next);
   }
-  void give_back(handle h) noexcept { free_[free_count_++] = h; }
-  bool all_free() const noexcept { return free_count_ == blocks_ * N; }
+
+  // A reservation (inactive, not frozen), or nullptr if a new block cannot be allocated; on_grow()
+  // runs after a new block is linked.
+  template <class OnGrow>
+  reservation* take(OnGrow on_grow) noexcept {
+    // acquire: pairs with give_back_remote(): the closer's release of the reservation came first.
+    if (!free_) [[unlikely]] {
+      free_ = returned_.exchange(nullptr, std::memory_order_acquire);
+      if (!free_) {
+        if (!grow()) return nullptr;
+        on_grow();
+      }
+    }
+    reservation* x = free_;
+    free_ = x->next_free;
+    x->frozen = nullptr;
+    x->abandoned = false;
+    return x;
+  }
+  void give_back(reservation* x) noexcept {
+    x->next_free = free_;
+    free_ = x;
+  }
+  // From a thread that closed a hold (crystalline_w).
+  void give_back_remote(reservation* x) noexcept {
+    reservation* head = returned_.load(std::memory_order_relaxed);
+    do x->next_free = head;
+    // release: the reservation's deactivation comes before the owner's next use of it.
+    while (!returned_.compare_exchange_weak(head, x, std::memory_order_release,
+                                            std::memory_order_relaxed));
+  }
 
   template <class F>
   void for_each(F f) const {
-    // acquire: pairs with the release store in grow().
-    if (const block* b = first_.load(std::memory_order_acquire)) b->for_each(f);
+    // acquire: pairs with the release store in grow(), so a seal sees a new block built.
+    for (const block* b = first_.load(std::memory_order_acquire); b; b = b->next)
+      for (const reservation& x : b->res) f(x);
   }
   template <class F>
   void for_each_owned(F f) {
-    if (block* b = first_.load(std::memory_order_relaxed)) b->for_each_owned(f);
+    for (block* b = first_.load(std::memory_order_relaxed); b; b = b->next)
+      for (reservation& x : b->res) f(x);
   }
 
  private:
-  template <class OnGrow>
-  [[gnu::noinline]] void grow(OnGrow on_grow) {
-    auto stack = std::make_unique<handle[]>((blocks_ + 1) * N);
-    auto b = std::make_unique<block>();
-    b->next.store(first_.load(std::memory_order_relaxed), std::memory_order_relaxed);
-    for (unsigned i = 0; i < N; ++i) stack[free_count_++] = handle{b.get(), i};
-    // release: a seal that reads the new head (acquire in for_each()) sees the block built.
-    first_.store(b.release(), std::memory_order_release);
-    free_ = std::move(stack);
-    ++blocks_;
-    on_grow();
+  struct block {
+    reservation res[block_size];
+    block* next = nullptr;  // fixed before the block is published
+  };
+  [[gnu::noinline]] bool grow() noexcept {
+    auto* b = new (std::nothrow) block;
+    if (!b) return false;
+    b->next = first_.load(std::memory_order_relaxed);
+    for (reservation& x : b->res) give_back(&x);
+    first_.store(b, std::memory_order_release);
+    return true;
   }
 
   std::atomic<block*> first_{nullptr};
-  std::unique_ptr<handle[]> free_;
-  std::size_t free_count_ = 0;
-  std::size_t blocks_ = 0;
+  reservation* free_ = nullptr;
+  std::atomic<reservation*> returned_{nullptr};
+};
+
+// crystalline_w: the claimed helpers of one request, and the reservations frozen for them (see
+// the top). holders counts them (with a bias while the requester is still claiming); abandoned is
+// the stack of reservations the requester gave up on, or `closed` once the last helper is done.
+struct crystalline_hold {
+  static constexpr std::uintptr_t closed = 1;
+  static constexpr std::int64_t bias = std::int64_t{1} << 40;
+  std::atomic<std::int64_t> holders{0};
+  std::atomic<std::uintptr_t> abandoned{closed};
+  // Read by the closer before it closes (the owner may reuse the hold once it is closed).
+  crystalline_hold* older = nullptr;  // the older open hold this one keeps open
+  crystalline_pool* pool = nullptr;   // where abandoned reservations go back
+  // Owner only.
+  std::uint64_t seq = 0;  // creation order
+  crystalline_hold* next = nullptr;
+
+  bool open() const noexcept { return abandoned.load(std::memory_order_acquire) != closed; }
+  // One more holder, unless the hold is closing (holders reached 0).
+  bool join() noexcept {
+    std::int64_t h = holders.load(std::memory_order_relaxed);
+    while (h > 0)
+      if (holders.compare_exchange_weak(h, h + 1, std::memory_order_relaxed)) return true;
+    return false;
+  }
+  // The requester gives x up to this hold; false if it closed meanwhile (x is then not frozen).
+  bool abandon(crystalline_reservation& x) noexcept {
+    x.abandoned = true;  // before the push: once pushed, x may come back to the pool at any time
+    std::uintptr_t head = abandoned.load(std::memory_order_relaxed);
+    do {
+      if (head == closed) {
+        x.abandoned = false;
+        return false;
+      }
+      x.next_free = reinterpret_cast<crystalline_reservation*>(head);
+      // release: the closer that takes the stack reads next_free.
+    } while (!abandoned.compare_exchange_weak(head, reinterpret_cast<std::uintptr_t>(&x),
+                                              std::memory_order_release,
+                                              std::memory_order_relaxed));
+    return true;
+  }
+};
+
+// crystalline_w's part of a record.
+struct crystalline_request {
+  static constexpr std::uint64_t claimed = ~std::uint64_t{0};
+  // The request word: {0, tag | 1} while pending, {pointer bits, tag} once answered (the first CAS
+  // wins, the requester's own or a helper's); tags are even and grow by 2.
+  alignas(core::cache_line) core::atomic_pair word{};
+  // The request, released before the word is published.
+  std::atomic<const void*> source{nullptr};
+  std::atomic<source_loader> loader{nullptr};
+  std::atomic<crystalline_reservation*> target{nullptr};
+  // This thread as a helper: {requester's record, its pending word's hi} while it helps, {hold,
+  // claimed} once the requester claimed it, {0, 0} otherwise.
+  alignas(core::cache_line) core::atomic_pair helping{};
+  // Owner only.
+  std::uint64_t tag = 0;
+  crystalline_hold* holds = nullptr;  // used ones, newest first
+  crystalline_hold* spare = nullptr;  // prepared for the next request
+  std::uint64_t hold_seq = 0;
+
+  crystalline_request() = default;
+  crystalline_request(const crystalline_request&) = delete;
+  crystalline_request& operator=(const crystalline_request&) = delete;
+  ~crystalline_request() {
+    delete spare;
+    for (crystalline_hold* h = holds; h;) delete std::exchange(h, h->next);
+  }
+};
+struct no_crystalline_request {};
+
+// K slots of a guard nesting level.
+template <unsigned K>
+struct crystalline_level {
+  crystalline_slot slots[K];
+  bool complete = false;  // every slot has a reservation
+  std::unique_ptr<crystalline_level> next;
 };
 
 }  // namespace detail
 
-template <class... Policies>
-struct crystalline_l : core::scheme_base<crystalline_l<Policies...>> {
+template <bool WaitFree, class... Policies>
+struct basic_crystalline : core::scheme_base<basic_crystalline<WaitFree, Policies...>> {
   using free_policy = core::find_policy_t<free_policy_kind, batch_free, Policies...>;
   static constexpr unsigned slot_count =
       core::find_policy_t<hp_slots_kind, slots<4>, Policies...>::value;
@@ -251,13 +392,21 @@ struct crystalline_l : core::scheme_base<crystalline_l<Policies...>> {
       core::find_policy_t<era_frequency_kind, era_frequency<64>, Policies...>::value;
   static constexpr unsigned batch_min =
       core::find_policy_t<scan_frequency_kind, scan_frequency<64>, Policies...>::value;
+  static constexpr bool wait_free = WaitFree;
+  static constexpr unsigned fast_tries =
+      core::find_policy_t<wfe_fast_path_kind, fast_path<16>, Policies...>::value;
   static_assert((core::known_kinds<free_policy_kind, hp_slots_kind, era_frequency_kind,
-                                   scan_frequency_kind>::template contains<Policies> &&
+                                   scan_frequency_kind,
+                                   wfe_fast_path_kind>::template contains<Policies> &&
                  ...),
-                "crystalline_l takes a free policy, slots<K>, era_frequency<N> and "
-                "scan_frequency<N> (the smallest batch)");
+                "crystalline takes a free policy, slots<K>, era_frequency<N>, scan_frequency<N> "
+                "(the smallest batch) and, crystalline_w only, fast_path<N>");
+  static_assert(WaitFree ||
+                    !(std::is_same_v<typename Policies::policy_kind, wfe_fast_path_kind> || ...),
+                "fast_path<N> is for crystalline_w");
 
-  static constexpr std::string_view name = "crystalline_l";
+  static constexpr std::string_view name =
+      WaitFree ? std::string_view("crystalline_w") : std::string_view("crystalline_l");
   // Batch reference counting (DESIGN.md's family table, as hyaline): a batch goes with the last
   // reservation that held it, so a protection's end frees at once what it alone kept.
   static constexpr reclaim::family family = reclaim::family::reference_counting;
@@ -284,18 +433,25 @@ struct crystalline_l : core::scheme_base<crystalline_l<Policies...>> {
   class protection;
 };
 
+template <class... Policies>
+using crystalline_l = basic_crystalline<false, Policies...>;
+template <class... Policies>
+using crystalline_w = basic_crystalline<true, Policies...>;
+
 namespace detail {
 
-template <class FreePolicy, unsigned K>
+template <class FreePolicy, unsigned K, bool WaitFree>
 struct crystalline_record : core::thread_record<FreePolicy> {
-  using block = crystalline_block<K>;
-  // Read by seals: the outermost guard's block (nested guards' blocks chained to it) and the pool
-  // of protections' reservations.
-  block levels;
-  crystalline_pool<8> owned;
+  using guard_level = crystalline_level<K>;
+  // Read by seals: every reservation of the record.
+  crystalline_pool pool;
+  [[no_unique_address]] std::conditional_t<WaitFree, crystalline_request, no_crystalline_request>
+      request;
   // Held around each retire, seal and release of freed batches (core::garbage_claim).
   alignas(core::cache_line) core::garbage_claim claim;
   // Owner only (or a barrier that borrowed the record).
+  guard_level levels;        // the outermost guard's slots; nested levels chained to it
+  std::size_t protections = 0;  // reservations owned by live protections
   core::retired_list batch;  // unsealed; its tail (the oldest) becomes the reference node
   era_t batch_min = std::numeric_limits<era_t>::max();
   std::size_t next_attempt = 0;  // batch size at which the next seal is tried (0: compute)
@@ -307,13 +463,15 @@ struct crystalline_record : core::thread_record<FreePolicy> {
 
 }  // namespace detail
 
-template <class... Policies>
-class crystalline_l<Policies...>::domain
-    : public core::domain_base<domain, detail::crystalline_record<free_policy, slot_count>> {
-  using record = detail::crystalline_record<free_policy, slot_count>;
-  using block = typename record::block;
-  using pool_block = detail::crystalline_block<8>;
+template <bool WaitFree, class... Policies>
+class basic_crystalline<WaitFree, Policies...>::domain
+    : public core::domain_base<
+          domain, detail::crystalline_record<free_policy, slot_count, WaitFree>> {
+  using record = detail::crystalline_record<free_policy, slot_count, WaitFree>;
+  using level = typename record::guard_level;
+  using slot = detail::crystalline_slot;
   using reservation = detail::crystalline_reservation;
+  using hold = detail::crystalline_hold;
   using base = core::domain_base<domain, record>;
   using claim = core::garbage_claim;
   using holding = claim::scope<record>;
@@ -322,7 +480,7 @@ class crystalline_l<Policies...>::domain
   static constexpr std::int64_t bias = std::int64_t{1} << 62;
 
  public:
-  using guard_type = crystalline_l::guard;
+  using guard_type = basic_crystalline::guard;
   static constexpr bool grace_periods = true;
   using base::retire;
 
@@ -330,7 +488,7 @@ class crystalline_l<Policies...>::domain
   ~domain() {
 #ifndef NDEBUG
     this->threads_.for_each([](const record& r) {
-      assert(r.owned.all_free() && "reclaim: domain destroyed while a guard_ptr on it is alive");
+      assert(r.protections == 0 && "reclaim: domain destroyed while a guard_ptr on it is alive");
     });
 #endif
     this->shutdown();
@@ -342,18 +500,25 @@ class crystalline_l<Policies...>::domain
     return make<T>(this->threads_.local(), std::forward<Args>(args)...);
   }
 
-  // Reservations in the domain (H): K per record, nested guards' blocks and protections' pools.
+  // Reservations in the domain (H): every record's pool.
   std::size_t reservation_count() const noexcept {
-    return slot_count * this->threads_.size() + extra_.load(std::memory_order_relaxed);
+    return reservations_.load(std::memory_order_relaxed);
   }
   // The size at which a thread seals its batch: max(N, H + 1).
   std::size_t batch_size() const noexcept {
     return std::max<std::size_t>(batch_min, reservation_count() + 1);
   }
 
+  // crystalline_w: requests answered by a helper, and holds made for helpers still reading when
+  // their request was answered (how often the slow path's two hand-offs happened).
+  std::uint64_t helped_answers() const noexcept {
+    return helped_answers_.load(std::memory_order_relaxed);
+  }
+  std::uint64_t holds_made() const noexcept { return holds_made_.load(std::memory_order_relaxed); }
+
  private:
-  friend class crystalline_l::guard;
-  friend class crystalline_l::protection;
+  friend class basic_crystalline::guard;
+  friend class basic_crystalline::protection;
   friend base;
 
   static node_base* as_node(core::retired_hook* h) noexcept { return static_cast<node_base*>(h); }
@@ -368,9 +533,11 @@ class crystalline_l<Policies...>::domain
   template <class T, class... Args>
   T* make(record& r, Args&&... args) {
     static_assert(std::is_base_of_v<node_base, T>,
-                  "crystalline: nodes derive from crystalline_l<>::node_base");
+                  "crystalline: nodes derive from crystalline_l<>::node_base (or "
+                  "crystalline_w<>::node_base)");
     if (++r.since_advance >= era_every) [[unlikely]] {
       r.since_advance = 0;
+      if constexpr (wait_free) help_requests(r);
       clock_.advance();
       r.count_epoch_advance(0);
     }
@@ -389,44 +556,56 @@ class crystalline_l<Policies...>::domain
     }
   }
 
-  block& open(record& r) {
-    fence_once(r);
-    const unsigned level = r.enter();
-    claim::free_policy_step(r);
-    if (level == 0) [[likely]]
-      return r.levels;
-    return nested_block(r, level);
+  // A reservation from r's pool, nullptr if none can be allocated.
+  reservation* take(record& r) noexcept {
+    return r.pool.take([this] {
+      reservations_.fetch_add(detail::crystalline_pool::block_size, std::memory_order_relaxed);
+      std::atomic_thread_fence(std::memory_order_seq_cst);  // as fence_once()
+    });
   }
-  [[gnu::noinline]] block& nested_block(record& r, unsigned level) {
+  reservation& take_or_throw(record& r) {
+    reservation* x = take(r);
+    if (!x) throw std::bad_alloc();
+    return *x;
+  }
+
+  level& open(record& r) {
+    fence_once(r);
+    const unsigned depth = r.enter();
+    claim::free_policy_step(r);
+    if (depth == 0 && r.levels.complete) [[likely]]
+      return r.levels;
+    return open_slow(r, depth);
+  }
+  [[gnu::noinline]] level& open_slow(record& r, unsigned depth) {
     try {
-      block* b = &r.levels;
-      for (; level > 0; --level) {
-        block* next = b->next.load(std::memory_order_relaxed);
-        if (!next) {
-          next = new block;
-          // release: a seal that reaches the block (acquire in for_each()) sees it built.
-          b->next.store(next, std::memory_order_release);
-          extra_.fetch_add(slot_count, std::memory_order_relaxed);
-          std::atomic_thread_fence(std::memory_order_seq_cst);  // as fence_once()
-        }
-        b = next;
+      level* l = &r.levels;
+      for (; depth > 0; --depth) {
+        if (!l->next) l->next = std::make_unique<level>();
+        l = l->next.get();
       }
-      return *b;
+      if (!l->complete) {
+        for (slot& s : l->slots)
+          if (!s.res) s.res = &take_or_throw(r);
+        l->complete = true;
+      }
+      return *l;
     } catch (...) {
       (void)r.leave();
       throw;
     }
   }
-  void close(record& r, block& b) noexcept {
-    for (unsigned i = 0; i < slot_count; ++i)
-      if (b.era[i] != detail::no_era) deactivate(r, b, i);
+  void close(record& r, level& l) noexcept {
+    for (slot& s : l.slots)
+      if (s.era != detail::no_era && !release(r, s)) l.complete = false;
     (void)r.leave();
   }
 
-  // The era loop: returns src's pointer once reservation i of b holds the era read after it.
-  template <class B, class P>
-  P protect(record& r, B& b, unsigned i, const std::atomic<P>& src) {
-    era_t prev = b.era[i];
+  // The era loop: returns src's pointer once s's reservation holds the era read after it.
+  template <class P>
+  P protect(record& r, slot& s, const std::atomic<P>& src) {
+    era_t prev = s.era;
+    [[maybe_unused]] unsigned tries = fast_tries;
     for (;;) {
       // seq_cst (load and clock): in S after the publication, as the argument at the top needs;
       // the load is also the acquire that pairs with the store or CAS that linked the node.
@@ -434,31 +613,46 @@ class crystalline_l<Policies...>::domain
       const era_t now = clock_.now();
       if (now == prev) [[likely]]
         return p;
-      prev = publish(r, b, i, now);
+      if constexpr (wait_free) {
+        if (tries == 0) [[unlikely]]
+          return slow_path(r, s, src);
+        --tries;
+      }
+      prev = publish(r, s, now);
     }
   }
 
-  // Reservation i of b holds era e from now on; the list it held is detached and traversed.
-  template <class B>
-  [[gnu::noinline]] era_t publish(record& r, B& b, unsigned i, era_t e) {
-    const era_t old = b.era[i];
-    core::word_pair seen{old == detail::no_era ? inactive : 0, old};
+  // s's reservation holds era e from now on; the list it held is detached and traversed.
+  [[gnu::noinline]] era_t publish(record& r, slot& s, era_t e) {
+    if constexpr (wait_free)
+      if (s.res->frozen) replace_frozen(r, s);
     // seq_cst DWCAS: the publication in S (see the top); fails only when an insertion changed the
     // list, and then retries with what it read.
-    while (!b.res[i].word.compare_exchange(seen, core::word_pair{0, e})) {
+    core::word_pair seen{s.era == detail::no_era ? inactive : 0, s.era};
+    while (!s.res->word.compare_exchange(seen, core::word_pair{0, e})) {
     }
-    b.era[i] = e;
+    s.era = e;
     traverse(r, seen.lo);
     return e;
   }
-  template <class B>
-  void deactivate(record& r, B& b, unsigned i) noexcept {
-    core::word_pair seen{0, b.era[i]};
-    // seq_cst DWCAS: our reads of what the reservation protected come before it, and the
-    // traversal's decrements (acq_rel) carry them to whoever frees.
-    while (!b.res[i].word.compare_exchange(seen, core::word_pair{inactive, detail::no_era})) {
+  // Lets s's reservation go: true if it is released (inactive, still s's), false if it was
+  // abandoned to a hold (crystalline_w: s then has none).
+  bool release(record& r, slot& s) noexcept {
+    s.era = detail::no_era;
+    if constexpr (wait_free)
+      if (s.res->frozen && s.res->frozen->abandon(*s.res)) {
+        s.res = nullptr;
+        return false;
+      }
+    deactivate(r, *s.res);
+    return true;
+  }
+  // seq_cst DWCAS: our reads of what the reservation protected come before it, and the
+  // traversal's decrements (acq_rel) carry them to whoever frees.
+  void deactivate(record& r, reservation& x) noexcept {
+    core::word_pair seen{0, detail::no_era};  // a first guess; the CAS reads the truth
+    while (!x.word.compare_exchange(seen, core::word_pair{inactive, detail::no_era})) {
     }
-    b.era[i] = detail::no_era;
     traverse(r, seen.lo);
   }
 
@@ -505,6 +699,216 @@ class crystalline_l<Policies...>::domain
       if (done[p]) in_flight_[p].fetch_sub(done[p], std::memory_order_release);
   }
 
+  // ---- crystalline_w: the slow path, helping and holds (the top says why each step is there)
+
+  // A frozen reservation is not published in: it goes to its hold, and s gets a fresh one. If no
+  // fresh one can be allocated, waits for the hold to close instead.
+  void replace_frozen(record& r, slot& s) noexcept
+    requires wait_free
+  {
+    hold& h = *s.res->frozen;
+    if (reservation* fresh = take(r)) {
+      if (h.abandon(*s.res)) {
+        s.res = fresh;
+        s.era = detail::no_era;
+        return;
+      }
+      r.pool.give_back(fresh);
+    } else {
+      while (h.open()) std::this_thread::yield();
+    }
+    s.res->frozen = nullptr;  // its hold closed: an ordinary reservation again
+  }
+
+  // Raises q's era to e (keeping its list); returns the era q holds, no_era if inactive.
+  static era_t raise(reservation& q, era_t e) noexcept {
+    core::word_pair w = q.word.load();
+    while (w.lo != inactive && w.hi < e)
+      if (q.word.compare_exchange(w, core::word_pair{w.lo, e})) return e;
+    return w.lo == inactive ? detail::no_era : w.hi;
+  }
+
+  template <class P>
+  [[gnu::noinline]] P slow_path(record& r, slot& s, const std::atomic<P>& src)
+    requires wait_free
+  {
+    auto& rq = r.request;
+    reservation* q = take(r);
+    if (!q || !prepare_hold(r)) [[unlikely]] {
+      // Out of memory: the lock-free loop.
+      if (q) r.pool.give_back(q);
+      for (era_t prev = s.era;;) {
+        P p = src.load(std::memory_order_seq_cst);
+        const era_t now = clock_.now();
+        if (now == prev) return p;
+        prev = publish(r, s, now);
+      }
+    }
+    q->word.store(core::word_pair{0, clock_.now()});
+    const std::uint64_t tag = rq.tag += 2;
+    // release: a helper that acquires these and then finds the request pending read ours.
+    rq.source.store(&src, std::memory_order_release);
+    rq.loader.store(&detail::load_source<P>, std::memory_order_release);
+    rq.target.store(q, std::memory_order_release);
+    // Counted before published: a clock advance that reads no request did not need to help us
+    // (at most one such advance per thread: its next one sees us).
+    requests_.fetch_add(1, std::memory_order_seq_cst);
+    const core::word_pair pending{0, tag | 1};
+    rq.word.store(pending);
+    core::word_pair answer;
+    for (;;) {
+      const era_t e = raise(*q, clock_.now());
+      const std::uint64_t p = detail::pointer_bits(src.load(std::memory_order_seq_cst));
+      if (clock_.now() <= e) {
+        answer = pending;
+        if (rq.word.compare_exchange(answer, core::word_pair{p, tag})) answer = {p, tag};
+        break;  // ours, or (in answer) a helper's that came first
+      }
+      answer = rq.word.load();
+      if (answer.hi == tag) break;
+    }
+    requests_.fetch_sub(1, std::memory_order_relaxed);
+    claim_helpers(r, pending.hi);
+    // q covers the answer: it becomes the slot's reservation, and the slot's old one goes.
+    slot old = std::exchange(s, slot{q, q->word.load().hi});
+    if (old.era == detail::no_era || release(r, old)) r.pool.give_back(old.res);
+    return std::bit_cast<P>(answer.lo);
+  }
+
+  // Makes sure r has a hold ready for its next request (a closed one reused, or a new one).
+  bool prepare_hold(record& r) noexcept
+    requires wait_free
+  {
+    auto& rq = r.request;
+    if (!rq.spare) {
+      hold** link = &rq.holds;
+      while (*link && (*link)->open()) link = &(*link)->next;
+      if (hold* h = *link) {
+        *link = h->next;
+        r.pool.for_each_owned([h](reservation& x) {
+          if (x.frozen == h) x.frozen = nullptr;
+        });
+        rq.spare = h;
+      } else {
+        rq.spare = new (std::nothrow) hold;
+        if (!rq.spare) return false;
+      }
+    }
+    // Relaxed: a claimed helper reads the hold after the claim's DWCAS (seq_cst).
+    rq.spare->holders.store(hold::bias, std::memory_order_relaxed);
+    rq.spare->abandoned.store(0, std::memory_order_relaxed);
+    return true;
+  }
+
+  // After the answer: claims the helpers still registered for this request and, if there are
+  // any, freezes every active reservation of r under a hold until they are done.
+  void claim_helpers(record& r, std::uint64_t pending_hi) noexcept
+    requires wait_free
+  {
+    auto& rq = r.request;
+    hold& h = *rq.spare;
+    const auto registered = core::word_pair{reinterpret_cast<std::uint64_t>(&r), pending_hi};
+    const auto claim_word =
+        core::word_pair{reinterpret_cast<std::uint64_t>(&h), detail::crystalline_request::claimed};
+    std::int64_t claimed = 0;
+    for (record* o = this->threads_.head(); o; o = decltype(this->threads_)::next_of(o)) {
+      core::word_pair w = registered;
+      if (o->request.helping.compare_exchange(w, claim_word)) ++claimed;
+    }
+    if (claimed == 0) return;
+    holds_made_.fetch_add(1, std::memory_order_relaxed);
+    rq.spare = nullptr;
+    h.seq = ++rq.hold_seq;
+    h.pool = &r.pool;
+    h.older = nullptr;
+    // h keeps open the newest older hold that is not closing; that one keeps the older ones.
+    std::uint64_t kept_up_to = 0;
+    for (hold* g = rq.holds; g; g = g->next)
+      if (g->join()) {
+        h.older = g;
+        kept_up_to = g->seq;
+        break;
+      }
+    h.next = rq.holds;
+    rq.holds = &h;
+    r.pool.for_each_owned([&](reservation& x) {
+      if (x.abandoned || x.word.load().lo == inactive) return;
+      if (hold* g = x.frozen; g && g->seq <= kept_up_to && g->open()) return;
+      x.frozen = &h;
+    });
+    // acq_rel: the last holder's decrement closes, whoever it is.
+    if (h.holders.fetch_add(claimed - hold::bias, std::memory_order_acq_rel) ==
+        hold::bias - claimed)
+      close(r, h);
+  }
+
+  // Before this thread advances the clock: answer every pending request.
+  void help_requests(record& me) noexcept
+    requires wait_free
+  {
+    if (requests_.load(std::memory_order_seq_cst) == 0) [[likely]]
+      return;
+    for (record* o = this->threads_.head(); o; o = decltype(this->threads_)::next_of(o))
+      if (o != &me) help(me, *o);
+  }
+
+  void help(record& me, record& o) noexcept
+    requires wait_free
+  {
+    auto& rq = o.request;
+    const core::word_pair pending = rq.word.load();
+    if (!(pending.hi & 1)) return;
+    // Registered before the request is confirmed pending: if it still is, the requester finds
+    // our registration when it claims, after the answer.
+    me.request.helping.store(core::word_pair{reinterpret_cast<std::uint64_t>(&o), pending.hi});
+    const void* src = rq.source.load(std::memory_order_acquire);
+    const detail::source_loader loader = rq.loader.load(std::memory_order_acquire);
+    reservation* q = rq.target.load(std::memory_order_acquire);
+    if (rq.word.load() == pending) {
+      for (;;) {
+        const era_t e = raise(*q, clock_.now());
+        const std::uint64_t p = loader(src);
+        if (clock_.now() <= e) {
+          core::word_pair expected = pending;
+          if (rq.word.compare_exchange(expected, core::word_pair{p, pending.hi - 1}))
+            helped_answers_.fetch_add(1, std::memory_order_relaxed);
+          break;  // answered, by us or by someone before us
+        }
+        if (!(rq.word.load() == pending)) break;
+      }
+    }
+    // Done with the source; if the requester claimed us meanwhile, we let its hold go.
+    core::word_pair mine = me.request.helping.load();
+    while (!me.request.helping.compare_exchange(mine, core::word_pair{0, 0})) {
+    }
+    if (mine.hi == detail::crystalline_request::claimed)
+      release_hold(me, *reinterpret_cast<hold*>(mine.lo));
+  }
+
+  void release_hold(record& me, hold& h) noexcept
+    requires wait_free
+  {
+    // acq_rel: our reads of the source happen before the closer releases what h froze.
+    if (h.holders.fetch_sub(1, std::memory_order_acq_rel) == 1) close(me, h);
+  }
+  // The last holder: releases what the requester abandoned, gives it back to its pool, and lets
+  // the older hold go.
+  void close(record& me, hold& h) noexcept
+    requires wait_free
+  {
+    hold* older = h.older;
+    detail::crystalline_pool* pool = h.pool;
+    // acquire: pairs with abandon()'s release; after this the owner may reuse h.
+    auto* x = reinterpret_cast<reservation*>(
+        h.abandoned.exchange(hold::closed, std::memory_order_acq_rel));
+    while (x) {
+      reservation* next = x->next_free;
+      deactivate(me, *x);
+      pool->give_back_remote(x);
+      x = next;
+    }
+    if (older) release_hold(me, *older);
+  }
   // ---- the retirer's side
 
   void retire(record& r, core::retired_hook* hook) {
@@ -562,14 +966,8 @@ class crystalline_l<Policies...>::domain
       }
     };
     for (record* other = this->threads_.head(); other;
-         other = decltype(this->threads_)::next_of(other)) {
-      other->levels.for_each([&](const block& b) {
-        for (auto& x : b.res) assign(const_cast<reservation&>(x));
-      });
-      other->owned.for_each([&](const pool_block& b) {
-        for (auto& x : b.res) assign(const_cast<reservation&>(x));
-      });
-    }
+         other = decltype(this->threads_)::next_of(other))
+      other->pool.for_each([&](const reservation& x) { assign(const_cast<reservation&>(x)); });
     if (short_of_nodes) {
       while (core::retired_hook* f = pads.pop()) destroy_filler(f);
       r.next_attempt = std::max(r.batch.size() + 1, needed + 1);
@@ -687,13 +1085,13 @@ class crystalline_l<Policies...>::domain
   // allocated does the batch go to the orphanage, for the next seal to adopt.
   void on_thread_exit(record& r) noexcept {
     holding garbage(r);
-    r.levels.for_each_owned([&](block& b) {
-      for (unsigned i = 0; i < slot_count; ++i)
-        if (b.era[i] != detail::no_era) deactivate(r, b, i);
-    });
-    r.owned.for_each_owned([&](pool_block& b) {
-      for (unsigned i = 0; i < 8; ++i)
-        if (b.era[i] != detail::no_era) deactivate(r, b, i);
+    for (level* l = &r.levels; l; l = l->next.get())
+      for (slot& s : l->slots)
+        if (s.era != detail::no_era && !release(r, s)) l->complete = false;
+    // What live guard_ptrs still own (crystalline_w: a frozen one stays with its guard_ptr).
+    r.pool.for_each_owned([&](reservation& x) {
+      if (x.abandoned || (x.frozen && x.frozen->open())) return;
+      if (x.word.load().lo != inactive) deactivate(r, x);
     });
     if (!seal(r, true)) {
       this->orphan(r, std::move(r.batch));
@@ -707,23 +1105,27 @@ class crystalline_l<Policies...>::domain
   }
 
   detail::era_clock clock_;
-  std::atomic<std::size_t> extra_{0};  // reservations beyond K per record
+  std::atomic<std::size_t> reservations_{0};  // in every record's pool
   // Sealed batches not yet freed, by barrier phase.
   alignas(core::cache_line) std::atomic<std::int64_t> in_flight_[2] = {0, 0};
   std::atomic<unsigned> phase_{0};
+  // crystalline_w: requests pending (counted before they are published), and the counters above.
+  alignas(core::cache_line) std::atomic<std::int64_t> requests_{0};
+  std::atomic<std::uint64_t> helped_answers_{0};
+  std::atomic<std::uint64_t> holds_made_{0};
 };
 
-template <class... Policies>
-class crystalline_l<Policies...>::guard : public core::guard_base<guard> {
+template <bool WaitFree, class... Policies>
+class basic_crystalline<WaitFree, Policies...>::guard : public core::guard_base<guard> {
  public:
   static constexpr bool validates = true;
-  static constexpr unsigned slot_count = crystalline_l::slot_count;
+  static constexpr unsigned slot_count = basic_crystalline::slot_count;
 
-  explicit guard(domain& d = crystalline_l::default_domain())
-      : domain_(d), record_(d.threads_.local()), block_(d.open(record_)) {}
+  explicit guard(domain& d = basic_crystalline::default_domain())
+      : domain_(d), record_(d.threads_.local()), level_(d.open(record_)) {}
   ~guard() {
     this->check_owner();
-    domain_.close(record_, block_);
+    domain_.close(record_, level_);
   }
   guard(const guard&) = delete;
   guard& operator=(const guard&) = delete;
@@ -734,30 +1136,30 @@ class crystalline_l<Policies...>::guard : public core::guard_base<guard> {
     return domain_.template make<T>(record_, std::forward<Args>(args)...);
   }
 
-  // The era loop on reservation `slot`; the container still checks its own validity (the mark).
+  // The era loop on slot `slot`; the container still checks its own validity (the mark).
   template <class P>
   P protect(const std::atomic<P>& src, unsigned slot) {
     assert(slot < slot_count);
     this->check_owner();
-    return domain_.protect(record_, block_, slot, src);
+    return domain_.protect(record_, level_.slots[slot], src);
   }
 
  private:
   friend class core::guard_base<guard>;
-  friend class crystalline_l::protection;
+  friend class basic_crystalline::protection;
   void retire_hook(core::retired_hook* node) { domain_.retire(record_, node); }
 
   domain& domain_;
   typename domain::record& record_;
-  typename domain::block& block_;
+  typename domain::level& level_;
 };
 
 // One reservation, owned: what a reclaim::guard_ptr holds. Taken from the thread's pool on the
 // first protection and given back when the owner is destroyed; reset releases the reservation
 // (detaches and traverses its list) and keeps it for the next protect.
-template <class... Policies>
-class crystalline_l<Policies...>::protection : core::thread_bound {
-  using handle = detail::crystalline_handle<8>;
+template <bool WaitFree, class... Policies>
+class basic_crystalline<WaitFree, Policies...>::protection : core::thread_bound {
+  using slot = detail::crystalline_slot;
 
  public:
   // A node is freed with its batch: when the last reservation that received the batch lets go,
@@ -781,29 +1183,29 @@ class crystalline_l<Policies...>::protection : core::thread_bound {
   explicit protection(region& r) noexcept : domain_(&r.guard_.domain_) {}
   protection(protection&& other) noexcept
       : domain_(other.domain_),
-        record_(other.record_),
-        res_(std::exchange(other.res_, handle{})) {}
+        record_(std::exchange(other.record_, nullptr)),
+        slot_(std::exchange(other.slot_, slot{})) {}
   protection& operator=(protection&& other) noexcept {
     reset_protection();
     swap(other);
     return *this;
   }
   [[gnu::always_inline]] ~protection() {
-    if (!res_.block) return;
+    if (!record_) return;
     check_owner();
-    give_back(*domain_, *record_, res_);
+    give_back(*domain_, *record_, slot_);
   }
 
   void swap(protection& other) noexcept {
     std::swap(domain_, other.domain_);
     std::swap(record_, other.record_);
-    std::swap(res_, other.res_);
+    std::swap(slot_, other.slot_);
   }
 
   template <class P>
   P protect(const std::atomic<P>& src, std::memory_order) {
-    handle h = own();
-    return domain_->protect(*record_, *h.block, h.index, src);
+    own();
+    return domain_->protect(*record_, slot_, src);
   }
 
   template <class P>
@@ -819,18 +1221,17 @@ class crystalline_l<Policies...>::protection : core::thread_bound {
   // then re-reads its source and finds p there (and the era has not moved: as protect()).
   template <class P>
   void publish(P) {
-    handle h = own();
+    own();
     const detail::era_t now = domain_->clock_.now();
-    if (h.block->era[h.index] != now) domain_->publish(*record_, *h.block, h.index, now);
+    if (slot_.era != now) domain_->publish(*record_, slot_, now);
   }
 
   void reset_protection() noexcept {
-    if (res_.block && res_.block->era[res_.index] != detail::no_era)
-      domain_->deactivate(*record_, *res_.block, res_.index);
+    if (slot_.res && slot_.era != detail::no_era) (void)domain_->release(*record_, slot_);
   }
 
-  void take_slot() { (void)own(); }
-  bool owns_slot() const noexcept { return res_.block != nullptr; }
+  void take_slot() { own(); }
+  bool owns_slot() const noexcept { return slot_.res != nullptr; }
 
   void retire(core::retired_hook* node) {
     assert(record_ && "reclaim: retire through a protection that never protected");
@@ -840,29 +1241,31 @@ class crystalline_l<Policies...>::protection : core::thread_bound {
   }
 
  private:
-  handle own() {
+  void own() {
     check_owner();
-    if (!res_.block) [[unlikely]]
+    if (!slot_.res) [[unlikely]]
       take();
-    return res_;
   }
   [[gnu::noinline]] void take() {
-    record_ = &domain_->threads_.local();
-    domain_->fence_once(*record_);
-    res_ = record_->owned.take([&] {
-      domain_->extra_.fetch_add(8, std::memory_order_relaxed);
-      std::atomic_thread_fence(std::memory_order_seq_cst);  // as fence_once()
-    });
+    if (!record_) {
+      typename domain::record& r = domain_->threads_.local();
+      domain_->fence_once(r);
+      slot_.res = &domain_->take_or_throw(r);
+      record_ = &r;
+      ++r.protections;
+    } else {
+      slot_.res = &domain_->take_or_throw(*record_);  // the last one went to a hold
+    }
   }
   [[gnu::noinline]] static void give_back(domain& d, typename domain::record& r,
-                                          handle h) noexcept {
-    if (h.block->era[h.index] != detail::no_era) d.deactivate(r, *h.block, h.index);
-    r.owned.give_back(h);
+                                          slot& s) noexcept {
+    if (s.res && (s.era == detail::no_era || d.release(r, s))) r.pool.give_back(s.res);
+    --r.protections;
   }
 
   domain* domain_ = nullptr;
   typename domain::record* record_ = nullptr;
-  handle res_{};
+  slot slot_{};
 };
 
 }  // namespace reclaim

@@ -51,6 +51,15 @@ struct sized<Scheme<Policies...>, Slots, Reservations> {
   using type = std::conditional_t<(Scheme<Policies...>::guard::slot_count >= Slots),
                                   Scheme<Policies...>, Scheme<reclaim::slots<Slots>, Policies...>>;
 };
+// The same for schemes with a leading variant flag (basic_crystalline<WaitFree, ...>).
+template <template <bool, class...> class Scheme, bool Variant, class... Policies, unsigned Slots,
+          unsigned Reservations>
+  requires Scheme<Variant, Policies...>::guard::validates
+struct sized<Scheme<Variant, Policies...>, Slots, Reservations> {
+  using type = std::conditional_t<(Scheme<Variant, Policies...>::guard::slot_count >= Slots),
+                                  Scheme<Variant, Policies...>,
+                                  Scheme<Variant, reclaim::slots<Slots>, Policies...>>;
+};
 template <class Variant, class... Policies, unsigned Slots, unsigned Reservations>
 struct sized<basic_nbr<Variant, Policies...>, Slots, Reservations> {
   using type =

@@ -55,7 +55,9 @@
 //    floor (or the floor's later clearing, written after the helper's last read).
 //
 // What it bounds: as he, plus, while a helper helps, the nodes retired since the requester's
-// oldest reservation. Needs: as he (validated reads, nodes from create(), K slots). Progress:
+// oldest reservation. Needs: as he (validated reads, nodes from create(), K slots), and since a
+// helper may read a source shortly after the reader's protect() returned, a source outside the
+// reclaimed nodes (a container's root) must outlive the operations of every thread of the domain. Progress:
 // protect() wait-free (bounded by the fast path tries plus O(threads) slow-path rounds); retire,
 // scan and clock advances wait-free apart from the free calls (an advance helps each pending
 // request for O(threads) rounds).
@@ -76,14 +78,6 @@
 #include "hp.hpp"  // reclaim::slots<K>
 
 namespace reclaim {
-
-// wfe's fast-path tries before a protect() asks for help (0: always ask; for tests).
-struct wfe_fast_path_kind {};
-template <unsigned N>
-struct fast_path {
-  using policy_kind = wfe_fast_path_kind;
-  static constexpr unsigned value = N;
-};
 
 template <class... Policies>
 struct wfe : core::scheme_base<wfe<Policies...>> {

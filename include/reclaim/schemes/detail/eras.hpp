@@ -8,7 +8,9 @@
 // every reservation covers: conservative, never unsafe.
 #pragma once
 #include <atomic>
+#include <bit>
 #include <cstdint>
+#include <type_traits>
 
 #include "../../core/padding.hpp"
 
@@ -33,7 +35,30 @@ struct scan_frequency {
   static constexpr unsigned value = N;
 };
 
+// wfe's and crystalline_w's fast-path tries before a protect() asks for help (0: ask at the first
+// era change; for tests).
+struct wfe_fast_path_kind {};
+template <unsigned N>
+struct fast_path {
+  using policy_kind = wfe_fast_path_kind;
+  static constexpr unsigned value = N;
+};
+
 namespace detail {
+
+// A helped read (wfe, crystalline_w) carries the pointer a helper read as one 64-bit word, and the
+// request names its source type-erased, with a loader instantiated for the pointer type.
+template <class P>
+std::uint64_t pointer_bits(P p) noexcept {
+  static_assert(sizeof(P) == sizeof(std::uint64_t) && std::is_trivially_copyable_v<P>,
+                "helped reads carry pointers and marked pointers of one word");
+  return std::bit_cast<std::uint64_t>(p);
+}
+using source_loader = std::uint64_t (*)(const void*);
+template <class P>
+std::uint64_t load_source(const void* src) noexcept {
+  return pointer_bits(static_cast<const std::atomic<P>*>(src)->load(std::memory_order_seq_cst));
+}
 
 using era_t = std::uint64_t;
 inline constexpr era_t no_era = 0;

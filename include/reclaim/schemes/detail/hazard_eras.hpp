@@ -35,7 +35,7 @@ struct wfe_record_part {
   // lower bound of the eras that keep the source's node alive (below). Written before the request
   // is published, read by helpers; seq_cst (see help()).
   std::atomic<const void*> source{nullptr};
-  std::atomic<std::uint64_t (*)(const void*)> loader{nullptr};
+  std::atomic<source_loader> loader{nullptr};
   std::atomic<era_t> parent_floor{no_era};
   // Published while this thread helps another: the era under which it reads the source, and the
   // floor that keeps the source's node alive meanwhile. Read by every scan.
@@ -160,17 +160,6 @@ class he_domain : public era_domain<he_domain<Scheme>, he_record<Scheme>, Scheme
   }
 
   // ---- wfe: the slow path and helping (wfe.hpp says why each step is there)
-
-  template <class P>
-  static std::uint64_t bits_of(P p) noexcept {
-    static_assert(sizeof(P) == sizeof(std::uint64_t) && std::is_trivially_copyable_v<P>,
-                  "wfe protects pointers and marked pointers of one word");
-    return std::bit_cast<std::uint64_t>(p);
-  }
-  template <class P>
-  static std::uint64_t load_source(const void* src) noexcept {
-    return bits_of(static_cast<const std::atomic<P>*>(src)->load(std::memory_order_seq_cst));
-  }
 
   // The lowest era this thread publishes in any slot (no_era if none): the source of a protect()
   // lies in a node that one of them covers (or in no node at all), so a helper that keeps every
