@@ -638,19 +638,20 @@ class basic_crystalline<WaitFree, Policies...>::domain
   // Lets s's reservation go: true if it is released (inactive, still s's), false if it was
   // abandoned to a hold (crystalline_w: s then has none).
   bool release(record& r, slot& s) noexcept {
-    s.era = detail::no_era;
+    const era_t era = std::exchange(s.era, detail::no_era);
     if constexpr (wait_free)
       if (s.res->frozen && s.res->frozen->abandon(*s.res)) {
         s.res = nullptr;
         return false;
       }
-    deactivate(r, *s.res);
+    deactivate(r, *s.res, era);
     return true;
   }
   // seq_cst DWCAS: our reads of what the reservation protected come before it, and the
-  // traversal's decrements (acq_rel) carry them to whoever frees.
-  void deactivate(record& r, reservation& x) noexcept {
-    core::word_pair seen{0, detail::no_era};  // a first guess; the CAS reads the truth
+  // traversal's decrements (acq_rel) carry them to whoever frees. `era` is a guess at the era it
+  // holds (right unless helpers raised it): one DWCAS when its list is empty.
+  void deactivate(record& r, reservation& x, era_t era) noexcept {
+    core::word_pair seen{0, era};
     while (!x.word.compare_exchange(seen, core::word_pair{inactive, detail::no_era})) {
     }
     traverse(r, seen.lo);
@@ -903,7 +904,7 @@ class basic_crystalline<WaitFree, Policies...>::domain
         h.abandoned.exchange(hold::closed, std::memory_order_acq_rel));
     while (x) {
       reservation* next = x->next_free;
-      deactivate(me, *x);
+      deactivate(me, *x, detail::no_era);  // its era unknown here: the first CAS reads it
       pool->give_back_remote(x);
       x = next;
     }
@@ -1091,7 +1092,7 @@ class basic_crystalline<WaitFree, Policies...>::domain
     // What live guard_ptrs still own (crystalline_w: a frozen one stays with its guard_ptr).
     r.pool.for_each_owned([&](reservation& x) {
       if (x.abandoned || (x.frozen && x.frozen->open())) return;
-      if (x.word.load().lo != inactive) deactivate(r, x);
+      if (const core::word_pair w = x.word.load(); w.lo != inactive) deactivate(r, x, w.hi);
     });
     if (!seal(r, true)) {
       this->orphan(r, std::move(r.batch));
