@@ -328,7 +328,8 @@ TEST(crystalline_w, helped_reads_return_live_nodes) {
         }
       });
     const auto end = std::chrono::steady_clock::now() + 4 * stress_time();
-    while (std::chrono::steady_clock::now() < end && (d.helped_answers() == 0 || d.holds_made() == 0))
+    while (std::chrono::steady_clock::now() < end &&
+           (d.helped_answers() == 0 || d.holds_made() == 0))
       std::this_thread::sleep_for(std::chrono::milliseconds(5));
     stop = true;
     for (auto& t : threads) t.join();

@@ -57,10 +57,10 @@
 // What it bounds: as he, plus, while a helper helps, the nodes retired since the requester's
 // oldest reservation. Needs: as he (validated reads, nodes from create(), K slots), and since a
 // helper may read a source shortly after the reader's protect() returned, a source outside the
-// reclaimed nodes (a container's root) must outlive the operations of every thread of the domain. Progress:
-// protect() wait-free (bounded by the fast path tries plus O(threads) slow-path rounds); retire,
-// scan and clock advances wait-free apart from the free calls (an advance helps each pending
-// request for O(threads) rounds).
+// reclaimed nodes (a container's root) must outlive the operations of every thread of the domain.
+// Progress: protect() wait-free (bounded by the fast path tries plus O(threads) slow-path rounds);
+// retire, scan and clock advances wait-free apart from the free calls (an advance helps each
+// pending request for O(threads) rounds).
 //
 // Differences from the paper: one request per thread (a thread is in one protect at a time)
 // instead of one per slot; the conservative floor above instead of the parent's birth era; the

@@ -35,8 +35,8 @@ struct scan_frequency {
   static constexpr unsigned value = N;
 };
 
-// wfe's and crystalline_w's fast-path tries before a protect() asks for help (0: ask at the first
-// era change; for tests).
+// wfe's and crystalline_w's fast-path tries before a protect() asks for help (for tests, 0 sends
+// every read under wfe, and every read whose era changed under crystalline_w, to the slow path).
 struct wfe_fast_path_kind {};
 template <unsigned N>
 struct fast_path {
