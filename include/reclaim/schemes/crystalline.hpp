@@ -601,8 +601,9 @@ class basic_crystalline<WaitFree, Policies...>::domain
     (void)r.leave();
   }
 
-  // The era loop: returns src's pointer once s's reservation holds the era read after it.
-  template <class P>
+  // The era loop: returns src's pointer once s's reservation holds the era read after it. Under
+  // crystalline_w it asks for help after fast_tries tries (AskForHelp false: the lock-free loop).
+  template <bool AskForHelp = wait_free, class P>
   P protect(record& r, slot& s, const std::atomic<P>& src) {
     era_t prev = s.era;
     [[maybe_unused]] unsigned tries = fast_tries;
@@ -613,7 +614,7 @@ class basic_crystalline<WaitFree, Policies...>::domain
       const era_t now = clock_.now();
       if (now == prev) [[likely]]
         return p;
-      if constexpr (wait_free) {
+      if constexpr (AskForHelp) {
         if (tries == 0) [[unlikely]]
           return slow_path(r, s, src);
         --tries;
@@ -736,14 +737,8 @@ class basic_crystalline<WaitFree, Policies...>::domain
     auto& rq = r.request;
     reservation* q = take(r);
     if (!q || !prepare_hold(r)) [[unlikely]] {
-      // Out of memory: the lock-free loop.
       if (q) r.pool.give_back(q);
-      for (era_t prev = s.era;;) {
-        P p = src.load(std::memory_order_seq_cst);
-        const era_t now = clock_.now();
-        if (now == prev) return p;
-        prev = publish(r, s, now);
-      }
+      return protect<false>(r, s, src);  // out of memory
     }
     q->word.store(core::word_pair{0, clock_.now()});
     const std::uint64_t tag = rq.tag += 2;
@@ -757,23 +752,37 @@ class basic_crystalline<WaitFree, Policies...>::domain
     const core::word_pair pending{0, tag | 1};
     rq.word.store(pending);
     core::word_pair answer;
-    for (;;) {
-      const era_t e = raise(*q, clock_.now());
-      const std::uint64_t p = detail::pointer_bits(src.load(std::memory_order_seq_cst));
-      if (clock_.now() <= e) {
-        answer = pending;
-        if (rq.word.compare_exchange(answer, core::word_pair{p, tag})) answer = {p, tag};
-        break;  // ours, or (in answer) a helper's that came first
-      }
-      answer = rq.word.load();
-      if (answer.hi == tag) break;
-    }
+    (void)read_for(rq, *q, pending, &detail::load_source<P>, &src, answer);
     requests_.fetch_sub(1, std::memory_order_relaxed);
     claim_helpers(r, pending.hi);
     // q covers the answer: it becomes the slot's reservation, and the slot's old one goes.
     slot old = std::exchange(s, slot{q, q->word.load().hi});
     if (old.era == detail::no_era || release(r, old)) r.pool.give_back(old.res);
     return std::bit_cast<P>(answer.lo);
+  }
+
+  // The requester's and its helpers' reads for a pending request: raise q's era to the clock,
+  // read the source, and if the clock has not passed that era, CAS the answer in. Returns true if
+  // this read answered; either way `answer` ends as the request's answer.
+  bool read_for(detail::crystalline_request& rq, reservation& q, core::word_pair pending,
+                detail::source_loader load, const void* src, core::word_pair& answer) noexcept
+    requires wait_free
+  {
+    for (;;) {
+      const era_t e = raise(q, clock_.now());
+      const std::uint64_t p = load(src);
+      if (clock_.now() <= e) {
+        answer = pending;
+        const core::word_pair mine{p, pending.hi - 1};
+        if (rq.word.compare_exchange(answer, mine)) {
+          answer = mine;
+          return true;
+        }
+        return false;  // answer holds the one that came first
+      }
+      answer = rq.word.load();
+      if (!(answer == pending)) return false;
+    }
   }
 
   // Makes sure r has a hold ready for its next request (a closed one reused, or a new one).
@@ -865,19 +874,9 @@ class basic_crystalline<WaitFree, Policies...>::domain
     const void* src = rq.source.load(std::memory_order_acquire);
     const detail::source_loader loader = rq.loader.load(std::memory_order_acquire);
     reservation* q = rq.target.load(std::memory_order_acquire);
-    if (rq.word.load() == pending) {
-      for (;;) {
-        const era_t e = raise(*q, clock_.now());
-        const std::uint64_t p = loader(src);
-        if (clock_.now() <= e) {
-          core::word_pair expected = pending;
-          if (rq.word.compare_exchange(expected, core::word_pair{p, pending.hi - 1}))
-            helped_answers_.fetch_add(1, std::memory_order_relaxed);
-          break;  // answered, by us or by someone before us
-        }
-        if (!(rq.word.load() == pending)) break;
-      }
-    }
+    core::word_pair answer;
+    if (rq.word.load() == pending && read_for(rq, *q, pending, loader, src, answer))
+      helped_answers_.fetch_add(1, std::memory_order_relaxed);
     // Done with the source; if the requester claimed us meanwhile, we let its hold go.
     core::word_pair mine = me.request.helping.load();
     while (!me.request.helping.compare_exchange(mine, core::word_pair{0, 0})) {
