@@ -45,6 +45,7 @@ void each_field(Result& r, Visit&& visit) {
   visit("epochs", r.stats.epochs);
   visit("scans", r.stats.scans);
   visit("signals", r.stats.signals);
+  visit("fallbacks", r.stats.fallbacks);
   visit("free_ns", r.stats.free_ns);
   visit("scan_ns", r.stats.scan_ns);
   visit("threads", r.stats.threads);

@@ -126,6 +126,7 @@ nlohmann::ordered_json to_json(const finished_trial& t, const run_context& ctx) 
       {"epochs", r.stats.epochs},
       {"scans", r.stats.scans},
       {"signals", r.stats.signals},
+      {"fallbacks", r.stats.fallbacks},
       {"free_ns", r.stats.free_ns},
       {"scan_ns", r.stats.scan_ns},
       {"longest_pause_ns", r.stats.longest_pause_ns},

@@ -53,6 +53,7 @@ inline reclaim::stats stats_delta(const reclaim::stats& before, const reclaim::s
   d.epochs -= before.epochs;
   d.scans -= before.scans;
   d.signals -= before.signals;
+  d.fallbacks -= before.fallbacks;
   d.free_ns -= before.free_ns;
   d.scan_ns -= before.scan_ns;
   return d;

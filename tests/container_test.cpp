@@ -314,4 +314,26 @@ TEST(dgt_bst, ascending_keys_make_a_deep_tree_that_every_traversal_handles) {
   EXPECT_FALSE(tree.contains(n));
 }  // the destructor walks the deep tree without recursion
 
+#ifndef NDEBUG
+// A container destroyed while one of its operations still runs (here: from the callback of its own
+// visit(), as another thread's visit could be) would free nodes that operation reads: debug builds
+// name it, as they name a domain destroyed under a guard.
+template <class Map>
+void destroy_inside_visit() {
+  typename Map::domain_type domain;
+  auto* map = new Map(domain);
+  map->insert(1, 10);
+  map->visit(1, [&](const int&) { delete map; });
+}
+TEST(container_misuse, destroying_a_container_inside_one_of_its_operations_is_named) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  using reclaim::ds::hm_hashmap;
+  using reclaim::ds::lazy_list_map;
+  EXPECT_DEATH((destroy_inside_visit<hm_hashmap<std::int64_t, int, debra<>>>()),
+               "container destroyed while one of its operations is still running");
+  EXPECT_DEATH((destroy_inside_visit<lazy_list_map<std::int64_t, int, hp<>>>()),
+               "container destroyed while one of its operations is still running");
+}
+#endif
+
 }  // namespace

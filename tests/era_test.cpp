@@ -2,17 +2,20 @@
 // operation holding a protection keeps bounded garbage (the nodes born before its reservation,
 // plus each thread's scan interval) and never loses the node it protects; a node made without
 // create() (birth first_era) is kept conservatively and freed once nothing covers it; wfe's slow
-// path and its helpers hand out only live nodes; and the double-width CAS they rest on is atomic.
+// path and its helpers hand out only live nodes and never read a container destroyed after its
+// operations returned; and the double-width CAS they rest on is atomic.
 #include <gtest/gtest.h>
 
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <memory>
 #include <thread>
 #include <vector>
 
 #include <reclaim/core/dwcas.hpp>
 #include <reclaim/ds/hm_list.hpp>
+#include <reclaim/ds/ms_queue.hpp>
 #include <reclaim/schemes/he.hpp>
 #include <reclaim/schemes/ibr.hpp>
 #include <reclaim/schemes/wfe.hpp>
@@ -243,6 +246,37 @@ TEST(wfe_scheme, a_list_read_through_helpers_stays_consistent) {
   const long net = random_updates(list, 3, 64, stress_time() / 2);
   EXPECT_EQ(static_cast<long>(list.size()), net);
   EXPECT_GT(domain.stats().freed, 0u);
+}
+
+// Short-lived queues on one shared domain (the default one), each made, used and destroyed by
+// one of many threads, every protect() asking for help: a helper may still be reading a queue's
+// head_ or tail_ for a request its requester already answered itself, and the queue's destructor
+// must wait for it (wait_for_source_readers()) before the queue's memory goes. AddressSanitizer
+// reports a helper that reads a destroyed queue.
+TEST(wfe_scheme, a_destroyed_container_is_never_read_by_a_late_helper) {
+  using S = reclaim::wfe<reclaim::fast_path<0>, reclaim::era_frequency<1>>;
+  constexpr int threads = 32;
+  std::atomic<bool> stop{false};
+  std::atomic<long> queues{0}, lost{0};
+  std::vector<std::thread> workers;
+  for (int t = 0; t < threads; ++t)
+    workers.emplace_back([&] {
+      while (!stop.load(std::memory_order_relaxed)) {
+        // On the heap, so that a late read of a destroyed queue finds freed memory (ASan's
+        // quarantine) rather than the next queue built at the same address.
+        auto queue = std::make_unique<reclaim::ds::ms_queue<long, S>>();  // S::default_domain()
+        for (long i = 0; i < 4; ++i) queue->push(i);
+        for (long i = 0; i < 4; ++i)
+          if (queue->pop() != i) lost.fetch_add(1);
+        queue.reset();
+        queues.fetch_add(1, std::memory_order_relaxed);
+      }
+    });
+  std::this_thread::sleep_for(stress_time());
+  stop = true;
+  for (auto& w : workers) w.join();
+  EXPECT_EQ(lost.load(), 0);
+  EXPECT_GT(queues.load(), threads);
 }
 
 // ibr: nested guards share the thread's interval, and only the outermost end clears it: a node

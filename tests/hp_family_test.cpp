@@ -5,10 +5,13 @@
 // its domain, reaches threads blocked in system calls, counts its signals, and epoch_pop sends
 // none while no thread stalls; the barriers refuse machines they cannot work on.
 #include <gtest/gtest.h>
+#include <poll.h>
 #include <signal.h>
+#include <time.h>
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -16,6 +19,7 @@
 #include <mutex>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -108,8 +112,9 @@ TYPED_TEST(hp_family, garbage_stays_bounded_while_a_thread_stalls_holding_protec
   const std::uint64_t max_pending =
       retire_and_watch<S>(domain, fillers, 20 * static_cast<long>(threshold));
   auto s = domain.stats();
-  EXPECT_LT(max_pending, threshold + hazards) << "threshold " << threshold;
-  EXPECT_LE(s.pending_peak, threshold + hazards);
+  const std::uint64_t slack = S::epochs ? threshold / 16 : 0;  // as in the test below
+  EXPECT_LT(max_pending, threshold + slack + hazards) << "threshold " << threshold;
+  EXPECT_LE(s.pending_peak, threshold + slack + hazards);
   EXPECT_GE(s.scans, 19u) << "no scan freed the garbage the stalled thread does not protect";
   EXPECT_EQ(victims_destroyed.load(), 0) << "a node the stalled thread protects was freed";
   if constexpr (S::fence::scheme_name == "hazard_pop") {
@@ -134,7 +139,9 @@ TYPED_TEST(hp_family, garbage_stays_bounded_while_a_thread_stalls_protecting_not
   const std::uint64_t threshold = domain.scan_threshold();
   const std::uint64_t max_pending =
       retire_and_watch<S>(domain, fillers, 20 * static_cast<long>(threshold));
-  EXPECT_LT(max_pending, threshold + S::slot_count * 2) << "threshold " << threshold;
+  // epoch_pop scans once an attempt on the epoch finds it stuck; attempts come every R/16 retires.
+  const std::uint64_t slack = S::epochs ? threshold / 16 : 0;
+  EXPECT_LT(max_pending, threshold + slack + S::slot_count * 2) << "threshold " << threshold;
   EXPECT_GT(fillers.load(), 0);
   holder.release();
 }
@@ -201,30 +208,60 @@ TYPED_TEST(hp_family, protected_reads_racing_with_scans_never_see_a_freed_node) 
   delete shared.load();
 }
 
+// synchronize() must wait for every operation that began before it. Under the asymmetric members a
+// reader's guard publishes its depth with a plain store (the light side of their slots), so a
+// store-load reordering could let synchronize() read the depth from before the guard while the
+// reader reads the structure from before the caller's change: synchronize() must run the heavy
+// side of the fence before it reads the depths, as a scan does before it reads the slots. (The
+// reordering itself is too rare to catch in a test on two cores; the model checker's mutant of
+// this fix is the proof. Here: the heavy side runs, counted by a barrier that counts its runs.)
+struct counting_barrier {
+  static constexpr std::string_view scheme_name = "hp_counting_barrier";
+  static inline std::atomic<long> runs{0};
+  static void prepare() { reclaim::core::membarrier_barrier::prepare(); }
+  static void run() noexcept {
+    runs.fetch_add(1);
+    reclaim::core::membarrier_barrier::run();
+  }
+};
+TEST(hp_asymmetric, synchronize_runs_the_heavy_side_of_the_fence) {
+  using S = reclaim::hp<reclaim::fence_policy<reclaim::core::asymmetric_fence<counting_barrier>>>;
+  S::domain domain;
+  empty_operation<S>(domain);
+  const long before = counting_barrier::runs.load();
+  domain.synchronize();
+  EXPECT_EQ(counting_barrier::runs.load(), before + 1);
+  EXPECT_TRUE(domain.try_synchronize(std::chrono::seconds(1)));
+  EXPECT_EQ(counting_barrier::runs.load(), before + 2);
+}
+
 // ---------------------------------------------------------------------------------------------
 // Publish-on-Ping
 
-// Pings reach a thread blocked in a system call (here a condition variable's futex wait): the
-// handler answers, SA_RESTART resumes the wait, and the scan completes.
-TEST(hazard_pop, pings_reach_threads_blocked_in_system_calls) {
+// Pings reach a thread blocked in a system call inside an operation (here a condition variable's
+// futex wait, with a guard open): the handler answers, SA_RESTART resumes the wait, and the scan
+// completes. (Under ThreadSanitizer, which runs handlers only when an intercepted call returns, the
+// scans fall back to the process-wide barrier instead: either way each scan is answered.)
+TEST(hazard_pop, pings_reach_a_thread_blocked_inside_an_operation) {
   using S = reclaim::hazard_pop<>;
   std::atomic<long> destroyed{0};
   S::domain domain;
   std::mutex m;
   std::condition_variable cv;
   bool go = false;
-  gate registered;
+  gate inside;
   std::thread sleeper([&] {
-    empty_operation<S>(domain);  // binds the thread to the domain
-    registered.open();
+    S::guard g(domain);  // active: a scan must ping it
+    inside.open();
     std::unique_lock lock(m);
     cv.wait(lock, [&] { return go; });
   });
-  registered.wait();
+  inside.wait();
   retire_many<S>(domain, destroyed, 3 * static_cast<long>(domain.scan_threshold()));
   const auto s = domain.stats();
   EXPECT_GE(s.scans, 2u);
-  EXPECT_GE(s.signals, s.scans) << "each scan pings the blocked thread";
+  EXPECT_GE(s.signals, 1u);
+  EXPECT_GE(s.signals + s.fallbacks, s.scans) << "a scan neither pinged the thread nor fell back";
   EXPECT_GT(destroyed.load(), 0);
   {
     std::lock_guard lock(m);
@@ -232,6 +269,103 @@ TEST(hazard_pop, pings_reach_threads_blocked_in_system_calls) {
   }
   cv.notify_one();
   sleeper.join();
+}
+
+template <class S>
+class pop_schemes : public ::testing::Test {};
+using pop_scheme_types = ::testing::Types<reclaim::hazard_pop<>, reclaim::epoch_pop<>>;
+TYPED_TEST_SUITE(pop_schemes, pop_scheme_types);
+
+// Threads that used the domain and then block in system calls outside any operation are never
+// signalled: nanosleep and poll, which no SA_RESTART resumes, never return EINTR, however many
+// scans run (epoch_pop scans because a thread stalls inside an operation and holds the epoch; that
+// thread alone is pinged).
+TYPED_TEST(pop_schemes, threads_outside_operations_are_never_interrupted) {
+  using S = TypeParam;
+  std::atomic<long> fillers{0};
+  typename S::domain domain;
+  stalled_holder<S> holder(domain, {});
+  std::atomic<bool> stop{false};
+  std::atomic<long> calls{0}, interrupted{0};
+  std::vector<std::thread> bystanders;
+  for (int t = 0; t < 3; ++t)
+    bystanders.emplace_back([&] {
+      empty_operation<S>(domain);  // registered and bound: between operations from here on
+      while (!stop.load()) {
+        const timespec ms{0, 1'000'000};
+        if (nanosleep(&ms, nullptr) != 0 && errno == EINTR) ++interrupted;
+        if (poll(nullptr, 0, 1) < 0 && errno == EINTR) ++interrupted;
+        calls += 2;
+      }
+    });
+  while (calls.load() < 30) std::this_thread::yield();  // every bystander registered and asleep
+  retire_many<S>(domain, fillers, 10 * static_cast<long>(domain.scan_threshold()));
+  stop = true;
+  for (auto& b : bystanders) b.join();
+  const auto s = domain.stats();
+  EXPECT_GE(s.scans, 5u);
+  EXPECT_EQ(interrupted.load(), 0) << "of " << calls.load() << " calls outside any operation";
+  EXPECT_LE(s.signals, s.scans) << "more than the stalled thread was pinged";
+  EXPECT_GT(fillers.load(), 0);
+}
+
+// A thread inside an operation that blocks the signal gets one ping, not one per scan (pending
+// real-time signals queue up, and their number is limited for the whole user), and holds up no
+// scan: scans that get no answer fall back to the process-wide barrier and free as usual.
+TYPED_TEST(pop_schemes, a_thread_that_blocks_the_signal_gets_one_ping_and_stops_no_scan) {
+  using S = TypeParam;
+  std::atomic<long> fillers{0};
+  typename S::domain domain;
+  const int sig = reclaim::pop_signal_t<>::number();
+  gate blocked, done_retiring;
+  std::atomic<int> queued{-1};
+  std::thread holder([&] {
+    {
+      typename S::guard g(domain);  // active, bound (the signal unblocked), then blocked again
+      sigset_t set;
+      sigemptyset(&set);
+      sigaddset(&set, sig);
+      pthread_sigmask(SIG_BLOCK, &set, nullptr);
+      blocked.open();
+      done_retiring.wait();
+      // How many pings wait for this thread: take them without running the handler.
+      int n = 0;
+      const timespec now{0, 0};
+      while (sigtimedwait(&set, nullptr, &now) == sig) ++n;
+      queued = n;
+      pthread_sigmask(SIG_UNBLOCK, &set, nullptr);
+    }
+  });
+  blocked.wait();
+  retire_many<S>(domain, fillers, 10 * static_cast<long>(domain.scan_threshold()));
+  const auto s = domain.stats();
+  done_retiring.open();
+  holder.join();
+  EXPECT_GE(s.scans, 5u);
+  EXPECT_GE(s.fallbacks, 1u) << "no scan fell back to the barrier";
+  EXPECT_LE(s.signals, 1u) << "pings piled up at a thread that blocks the signal";
+  EXPECT_LE(queued.load(), 1);
+  EXPECT_GT(fillers.load(), 0) << "the scans freed nothing";
+}
+
+// An application that replaces the ping's handler after the domain installed it (its own handler,
+// SIG_IGN, SIG_DFL, which would kill the process at the next ping) is stopped at the next scan with
+// a message that names the signal and the policy that changes it.
+TEST(hazard_pop, a_replaced_handler_is_named) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  using S = reclaim::hazard_pop<>;
+  const int sig = reclaim::pop_signal_t<>::number();
+  for (void (*replacement)(int) : {SIG_IGN, SIG_DFL, +[](int) {}}) {
+    EXPECT_DEATH(
+        {
+          std::atomic<long> fillers{0};
+          S::domain domain;
+          stalled_holder<S> holder(domain, {});  // active: a scan would ping it
+          signal(sig, replacement);
+          retire_many<S>(domain, fillers, 3 * static_cast<long>(domain.scan_threshold()));
+        },
+        "signal [0-9]+ \\(SIGRTMIN\\+5\\) was replaced.*rt_signal<K>");
+  }
 }
 
 // Only threads of the domain are pinged, and a thread that exited is no longer waited for.

@@ -214,6 +214,71 @@ std::string in_child_process(std::chrono::seconds limit, Body body) {
   return "the child exited with status " + std::to_string(WEXITSTATUS(status));
 }
 
+// ---------------------------------------------------------------------------------------------
+// fork(): only the forking thread lives on in the child; the parent's other threads stop for good
+// wherever they were, here inside operations (one stalled in the middle of one, as a preempted
+// thread would be). The child keeps using the same domain and container: its operations work, what
+// it retires is freed (a barrier completes: nothing waits for a thread that does not exist there,
+// no signal goes to one), and exit() destroys the static domain without complaint (debug builds
+// check that no guard is held on a domain being destroyed: the parent's threads held some).
+
+template <class S>
+void use_after_fork(typename S::domain& domain,
+                    reclaim::ds::hm_hashset_restart<std::int64_t, S>& set) {
+  for (std::int64_t key = 1'000'000; key < 1'000'500; ++key) {
+    EXPECT_TRUE(set.insert(key));
+    EXPECT_TRUE(set.contains(key));
+    EXPECT_TRUE(set.erase(key));
+  }
+  EXPECT_TRUE(set.well_formed());
+  std::atomic<long> destroyed{0};
+  constexpr long n = 3000;
+  retire_many<S>(domain, destroyed, n);
+  if constexpr (reclaim::grace_periods<S>) {
+    EXPECT_TRUE(domain.try_barrier(std::chrono::seconds(10)))
+        << "a barrier in the child waited for a thread of the parent";
+    EXPECT_EQ(destroyed.load(), n);
+  }
+}
+
+TYPED_TEST(every_scheme_lifecycle, a_forked_child_keeps_working_beside_the_parents_threads) {
+  using S = TypeParam;
+  // Static: the child's exit() destroys them.
+  static typename S::domain domain;
+  static reclaim::ds::hm_hashset_restart<std::int64_t, S> set(domain, 64);
+  std::atomic<bool> stop{false};
+  std::atomic<long> operations{0};
+  std::vector<std::thread> workers;
+  for (int t = 0; t < 2; ++t)
+    workers.emplace_back([&, t] {
+      rng r(t + 5);
+      while (!stop.load(std::memory_order_relaxed)) {
+        const auto key = static_cast<std::int64_t>(r.below(256));
+        if (r.below(2)) set.insert(key); else set.erase(key);
+        operations.fetch_add(1, std::memory_order_relaxed);
+      }
+    });
+  gate inside;
+  std::thread stalled([&] {
+    typename S::guard g(domain);
+    RECLAIM_READ_PHASE(g);  // under nbr a read phase: a round would signal and wait for it
+    inside.open();
+    while (!stop.load(std::memory_order_relaxed))
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  });
+  inside.wait();
+  while (operations.load() < 1000) std::this_thread::yield();
+  const std::string outcome = in_child_process(std::chrono::seconds(60), [] {
+    use_after_fork<S>(domain, set);
+    std::exit(::testing::Test::HasFailure() ? 1 : 0);  // static destructors, in the child
+  });
+  stop = true;
+  for (auto& w : workers) w.join();
+  stalled.join();
+  EXPECT_EQ(outcome, "");
+  EXPECT_TRUE(set.well_formed());
+}
+
 TYPED_TEST(every_scheme_lifecycle, deleters_that_use_other_domains_at_thread_exit_do_not_deadlock) {
   using S = TypeParam;
   const std::string outcome = in_child_process(std::chrono::seconds(30), [] {

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <pthread.h>
 #include <signal.h>
+#include <time.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -216,15 +217,19 @@ TYPED_TEST(nbr_family, garbage_stays_bounded_while_threads_stall_in_read_and_wri
   holder.join();
 }
 
+// The variant of S with a bag of 8 and 2 reservations: a round every few retires, a storm of
+// signals when many threads retire.
+template <class S>
+using storm_of = reclaim::basic_nbr<std::conditional_t<S::name == std::string_view("nbr"),
+                                                       reclaim::detail::nbr_variant,
+                                                       reclaim::detail::nbr_plus_variant>,
+                                    bag_threshold<8>, reclaim::reservations<2>>;
+
 // Many threads retire into a list with a tiny bag: rounds overlap, signals cross, a reclaimer is
 // signalled by another reclaimer. The list stays consistent and nothing is lost or freed twice
 // (AddressSanitizer checks the accesses).
 TYPED_TEST(nbr_family, a_signal_storm_leaves_the_structure_and_the_counts_consistent) {
-  using S0 = TypeParam;
-  using S = reclaim::basic_nbr<std::conditional_t<S0::name == std::string_view("nbr"),
-                                                  reclaim::detail::nbr_variant,
-                                                  reclaim::detail::nbr_plus_variant>,
-                               bag_threshold<8>, reclaim::reservations<2>>;
+  using S = storm_of<TypeParam>;
   typename S::domain domain;
   reclaim::ds::lazy_list<std::int64_t, S> list(domain);
   constexpr int threads = 6;
@@ -486,6 +491,127 @@ TEST(nbr_plus_scheme, sends_fewer_signals_than_nbr_for_the_same_work) {
   std::printf("signals for the same work: nbr %llu, nbr_plus %llu\n",
               static_cast<unsigned long long>(plain), static_cast<unsigned long long>(plus));
 }
+
+// A reader that blocks the signal inside its read phase cannot be neutralized: the rounds wait
+// until it leaves the read phase on its own, and meanwhile send it one signal, not one per resend
+// (pending real-time signals queue up, against a limit for the whole user).
+TYPED_TEST(nbr_family, a_reader_that_blocks_the_signal_gets_one_signal) {
+  using S = TypeParam;
+  std::atomic<long> destroyed{0};
+  typename S::domain domain;
+  const int sig = domain.signal_number();
+  gate reading;
+  std::atomic<int> queued{-1};
+  std::atomic<long> phases{0};
+  std::thread reader([&] {
+    typename S::guard g(domain);
+    RECLAIM_READ_PHASE(g);
+    phases.fetch_add(1);  // atomics outside this frame only, after the restart point
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, sig);
+    pthread_sigmask(SIG_BLOCK, &set, nullptr);
+    reading.open();
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));  // a slow read phase
+    g.write_phase();
+    // The signals that wait for this thread: taken without running the handler.
+    int n = 0;
+    const timespec now{0, 0};
+    while (sigtimedwait(&set, nullptr, &now) == sig) ++n;
+    queued.store(n);
+    pthread_sigmask(SIG_UNBLOCK, &set, nullptr);
+  });
+  reading.wait();
+  retire_fillers<S>(domain, destroyed, 4 * static_cast<long>(small_bag));  // rounds wait for it
+  reader.join();
+  EXPECT_EQ(phases.load(), 1) << "a blocked signal restarted the read phase";
+  EXPECT_LE(queued.load(), 1) << "signals piled up at a reader that blocks them";
+  EXPECT_GE(queued.load(), 0);
+  EXPECT_GT(destroyed.load(), 0);
+}
+
+// A comparison that allocates (std::string keys built for each comparison, and a comparator that
+// allocates on its own) runs in a window no neutralizing signal cuts: a jump out of malloc would
+// leave its lock held, and the next allocation would deadlock. Under a storm of signals the lists
+// stay consistent and nothing hangs.
+struct allocating_less {
+  bool operator()(const std::string& a, const std::string& b) const {
+    // Allocates and frees several times (each string is longer than the SSO buffer), so that most
+    // of a comparison runs inside malloc and free.
+    std::string x = a, y = b;
+    for (int i = 0; i < 4; ++i) {
+      x = "key:" + x;
+      y = "key:" + y;
+    }
+    return x < y;
+  }
+};
+TYPED_TEST(nbr_family, comparisons_that_allocate_are_never_cut_by_a_restart) {
+  using S = storm_of<TypeParam>;
+  typename S::domain domain;
+  reclaim::ds::lazy_list<std::string, S, allocating_less> list(domain);
+  constexpr int threads = 6;
+  const long ops = scaled(12000);
+  std::vector<long> counts(threads, 0);
+  std::vector<std::thread> workers;
+  for (int t = 0; t < threads; ++t)
+    workers.emplace_back([&, t] {
+      rng r(t + 3);
+      long count = 0;
+      for (long i = 0; i < ops; ++i) {
+        const std::string key = "a fairly long key to defeat the SSO #" + std::to_string(r.below(48));
+        if (r.below(2) == 0) {
+          count += list.insert(key);
+        } else {
+          count -= list.erase(key);
+        }
+      }
+      counts[t] = count;
+    });
+  for (auto& w : workers) w.join();
+  long expected = 0;
+  for (long c : counts) expected += c;
+  EXPECT_TRUE(list.well_formed());
+  EXPECT_EQ(static_cast<long>(list.size()), expected);
+  EXPECT_GT(domain.stats().signals, 0u) << "no thread was ever signalled: the storm did not happen";
+}
+
+// An application that replaces nbr's handler after the domain installed it (SIG_IGN here: the
+// rounds would wait for restarts that never come; SIG_DFL would kill the process) is stopped at
+// the next round with a message that names the signal and the policy that changes it.
+TEST(nbr_scheme, a_replaced_handler_is_named) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  using S = small_nbr;
+  EXPECT_DEATH(
+      {
+        std::atomic<long> destroyed{0};
+        S::domain domain;
+        std::atomic<tracked<S>*> shared{new tracked<S>(destroyed, 42)};
+        stalled_reader<S> reader(domain, shared);  // in a read phase: a round signals it
+        signal(domain.signal_number(), SIG_IGN);
+        retire_fillers<S>(domain, destroyed, 2 * static_cast<long>(small_bag));
+      },
+      "signal [0-9]+ \\(SIGRTMIN\\+4\\) was replaced \\(now SIG_IGN\\).*rt_signal<K>");
+}
+
+#ifndef NDEBUG
+// nbr tells the application's handlers from its read phases by the signal mask, which a handler
+// installed with SA_NODEFER leaves as it was: debug builds name such a handler when a thread binds.
+TEST(nbr_scheme, a_handler_installed_with_sa_nodefer_is_named) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_DEATH(
+      {
+        struct sigaction action{};
+        action.sa_handler = &count_usr1;
+        sigemptyset(&action.sa_mask);
+        action.sa_flags = SA_NODEFER;
+        sigaction(SIGUSR1, &action, nullptr);
+        small_nbr::domain domain;
+        empty_operation<small_nbr>(domain);
+      },
+      "signal 10 is installed with SA_NODEFER.*sa_mask");
+}
+#endif
 
 TEST(nbr_scheme, policies_set_the_threshold_reservations_watermark_and_signal) {
   static_assert(nbr<>::threshold == 1024 && nbr<>::reservation_count == 8);

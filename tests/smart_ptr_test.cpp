@@ -8,6 +8,7 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -206,6 +207,77 @@ TYPED_TEST(smart_ptr_frees, moving_moves_the_protection) {
   EXPECT_TRUE(drive_until<S>(domain, fillers, destroyed, 1));
   EXPECT_EQ(spare_destroyed.load(), 0);
   delete spare.load().get();
+}
+
+// A guard_ptr moved from while it borrowed a region's slot owns nothing afterwards: its next
+// acquire takes a slot of its own, which it gives back when it ends (a moved-from protection that
+// kept the "borrowed" mark would never give it back, and its hazard would stay published).
+TYPED_TEST(smart_ptr_frees, a_moved_from_borrower_that_acquires_again_lets_go_when_it_ends) {
+  using S = TypeParam;
+  std::atomic<long> first_destroyed{0}, second_destroyed{0}, fillers{0};
+  typename S::domain domain;
+  link<S> first(new node<S>(first_destroyed, 1));
+  link<S> second(new node<S>(second_destroyed, 2));
+  {
+    reclaim::region_guard<S> region(domain);
+    guard<S> a(region);
+    a.acquire(first);
+    guard<S> b(std::move(a));
+    a.acquire(second);
+    EXPECT_EQ(a->payload, 2);
+    EXPECT_EQ(b->payload, 1);
+  }
+  unlink_and_reclaim<S>(domain, first);
+  unlink_and_reclaim<S>(domain, second);
+  EXPECT_TRUE(drive_until<S>(domain, fillers, first_destroyed, 1));
+  EXPECT_TRUE(drive_until<S>(domain, fillers, second_destroyed, 1))
+      << "the moved-from guard_ptr's second protection outlived it";
+}
+
+// synchronize() waits for operations (guards). A guard_ptr that holds the thread's operation
+// (the region schemes; lfrc's, whose counted reference is one) makes it wait for itself, a mistake
+// named and stopped in every build; one that holds only its own protection (hazard pointers, eras,
+// epoch_pop's) is no operation, and the caller's synchronize() returns.
+TYPED_TEST(smart_ptr_frees, synchronize_beside_the_callers_own_guard_ptr) {
+  using S = TypeParam;
+  std::atomic<long> destroyed{0};
+  typename S::domain domain;
+  link<S> head(new node<S>(destroyed, 5));
+  if constexpr (S::protection::holds_region || S::name == std::string_view("lfrc")) {
+    GTEST_FLAG_SET(death_test_style, "threadsafe");
+    EXPECT_DEATH(
+        {
+          guard<S> g(domain);
+          g.acquire(head);
+          domain.synchronize();
+        },
+        "would wait for its own operation");
+  } else {
+    guard<S> g(domain);
+    g.acquire(head);
+    domain.synchronize();
+    EXPECT_EQ(g->payload, 5);
+  }
+  delete head.load().get();
+}
+
+// barrier() frees what was retired before it; a node that the caller's own guard_ptr still
+// protects can never be freed while it waits: named and stopped in every build, whatever the
+// scheme (the region schemes: the guard_ptr holds the caller's operation).
+TYPED_TEST(smart_ptr_frees, barrier_while_the_callers_guard_ptr_holds_a_retired_node_is_named) {
+  using S = TypeParam;
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_DEATH(
+      {
+        std::atomic<long> destroyed{0};
+        typename S::domain domain;
+        link<S> head(new node<S>(destroyed, 6));
+        guard<S> g(domain);
+        g.acquire(head);
+        unlink_and_reclaim<S>(domain, head);
+        domain.barrier();
+      },
+      "reclaim: .*(barrier\\(\\) would wait for ever|would wait for its own operation)");
 }
 
 // More guard_ptrs than a guard has slots (and than a block of hp's pool), released out of order:

@@ -21,6 +21,11 @@
 //                              wait_for_grace_period(me, deadline), barrier_locked(me, deadline)
 //                              and take_garbage(record, gathered); and flush_local(me) for flush().
 //   ~Domain()                  calls shutdown() first, while its own state is still alive.
+//   Domain::forget_thread(r)   optional: in a child of fork(), r's thread does not exist; r must
+//                              stop holding anything up (an announcement goes quiescent, a token
+//                              moves on, a read phase ends) using single-word steps only, since
+//                              that thread may have stopped anywhere, even in the scheme's own code
+//                              (domain_base::forget()).
 // How orphaned garbage is freed is the scheme's: free_safe_orphans() / take_safe_orphans() for
 // schemes whose stamp says when a batch is safe (epochs, token rounds), adopt_orphans() for schemes
 // whose reclaimers check every node they hold (hazard pointers, neutralization, per-node stamps).
@@ -29,10 +34,12 @@
 #include <cassert>
 #include <chrono>
 #include <cstdint>
+#include <thread>
 #include <utility>
 #include <vector>
 
 #include "grace.hpp"
+#include "misuse.hpp"
 #include "record.hpp"
 #include "registry.hpp"
 #include "retired.hpp"
@@ -72,13 +79,21 @@ class domain_base {
     return new T(std::forward<Args>(args)...);
   }
 
+  // A container calls this first in its destructor, before the atomic pointers it protects reads
+  // from (its sources: a head, a root, a queue's tail) go away. It returns once no thread can
+  // still read one of those sources on behalf of a protect() that has returned. Only schemes
+  // whose helpers read other threads' sources (wfe, crystalline_w) have anything to wait for and
+  // hide this with their own; for the others a read of a source ends before protect() returns.
+  void wait_for_source_readers() const noexcept {}
+
   // Cheap and non-blocking: the calling thread frees what is already safe of its own garbage and
   // of the orphanage, advancing the epoch (or scanning, or running a round) once if it can.
   // docs/schemes.md says what each scheme does. nbr: not inside a read phase.
   void flush() { self().flush_local(threads_.local()); }
 
   // Returns once every operation (outermost guard) that began before the call has ended. Must not
-  // be called inside a guard of the same domain (debug builds stop). A thread stalled inside an
+  // be called inside a guard of the same domain (it stops the program, naming the mistake: it
+  // would wait for itself). A thread stalled inside an
   // operation makes it wait for ever (qsbr: also a live thread that is not offline): try_ bounds
   // the wait and says whether the grace period completed.
   void synchronize()
@@ -95,8 +110,10 @@ class domain_base {
 
   // Returns once everything retired (by any thread) before the call has been freed, its deleter
   // run: the garbage of busy, idle and exited threads alike. Same rules as synchronize(), and the
-  // same things that block it; try_ returns false at the deadline, leaving what it gathered in the
-  // orphanage with its age, to be freed as usual.
+  // same things that block it; also stopped, naming the mistake, where the calling thread's own
+  // protection (a guard_ptr, a hazard_pointer) holds a node retired before the call. try_ returns
+  // false at the deadline, leaving what it gathered in the orphanage with its age, to be freed as
+  // usual.
   void barrier()
     requires Domain::grace_periods
   {
@@ -124,6 +141,7 @@ class domain_base {
   void shutdown() noexcept {
     threads_.close();
     threads_.for_each([](Record& r) {
+      if (r.forgotten) return;  // a thread of the parent of this forked process: left as it was
       assert(r.level() == 0 &&
              "reclaim: domain destroyed while a guard or guard_ptr on it is held");
       r.freeing.drain(r);
@@ -160,36 +178,88 @@ class domain_base {
 
   // What a barrier gathers: garbage not yet proven safe, and garbage already proven safe (taken
   // from free policies).
-  struct gathered {
-    retired_list unsafe;
-    retired_list safe;
-  };
+  using gathered = gathered_garbage;
 
   // A barrier's first step: our own garbage (Domain::take_garbage(record, into) moves a record's
   // lists out), then every other record's, borrowed from its owner (borrow(record, into) tries
-  // once and returns false while the owner is busy: borrow_if_idle()), then every orphan. False at
-  // the deadline, with what it gathered so far in `into`.
+  // once and returns false while the owner is busy: borrow_if_idle()) or, from an owner that stays
+  // busy, handed over at the start of its next operation (answer_handover(), where the scheme
+  // answers), then every orphan. So a barrier does not need an idle moment of each
+  // thread: a thread that runs operations back to back answers within one operation. False at the
+  // deadline, with what it gathered so far in `into`.
   template <class Borrow>
   bool gather(Record& me, gathered& into, deadline d, Borrow borrow) {
     Domain::take_garbage(me, into);  // barriers are serialized: no one borrows ours meanwhile
     for (Record* r = threads_.head(); r; r = threads_.next_of(r)) {
-      if (r == &me) continue;
+      if (r == &me || r->forgotten) continue;
       waiter w(d);
-      while (!borrow(*r, into))
-        if (!w.wait()) return false;
+      bool asked = false;
+      while (!borrow(*r, into)) {
+        if (!asked) {
+          // relaxed: the owner needs nothing of ours; it answers when it sees the request.
+          r->handover.store(Record::asked, std::memory_order_relaxed);
+          asked = true;
+        } else if (take_handed_over(*r, into)) {
+          break;
+        }
+        if (!w.wait()) {
+          settle_handover(*r, into);
+          return false;
+        }
+      }
     }
     into.unsafe.splice(orphans_.take_all());
     return true;
   }
 
   // Borrows r through `word` if it holds `idle` now, and moves its garbage into `into`. See
-  // thread_record::try_borrow for the protocol.
+  // thread_record::try_borrow for the protocol. A request for a hand-over made before is settled
+  // while r is lent (its owner cannot answer meanwhile).
   template <class W>
   static bool borrow_if_idle(Record& r, std::atomic<W>& word, W idle, W lent, gathered& into) {
     if (!r.try_borrow(word, idle, lent)) return false;
     Domain::take_garbage(r, into);
+    settle_handover(r, into);
     r.give_back(word, lent, idle);
     return true;
+  }
+
+  // The owner's side of a hand-over, for schemes whose borrowing word is the operation's
+  // announcement (a borrow needs the owner idle): at the start of each operation, after the RMW
+  // that holds its garbage, it answers a barrier that asked by moving its garbage into `handed`.
+  // Barriers of one domain are serialized, so a record has one request at a time.
+  static void answer_handover(Record& r) noexcept {
+    if (r.handover.load(std::memory_order_relaxed) == Record::asked) [[unlikely]]
+      answer_handover_slow(r);
+  }
+  [[gnu::noinline]] static void answer_handover_slow(Record& r) noexcept {
+    std::uint32_t expected = Record::asked;
+    // relaxed: a CAS against the barrier's withdrawal (settle_handover()); only one wins.
+    if (!r.handover.compare_exchange_strong(expected, Record::handing, std::memory_order_relaxed))
+      return;
+    Domain::take_garbage(r, r.handed);
+    // release: our moves happen before the barrier's acquire load that reads handed_over.
+    r.handover.store(Record::handed_over, std::memory_order_release);
+  }
+
+  // The owner answered our request: its garbage is ours.
+  static bool take_handed_over(Record& r, gathered& into) noexcept {
+    // acquire: pairs with the release store in answer_handover_slow(): its moves happen before.
+    if (r.handover.load(std::memory_order_acquire) != Record::handed_over) return false;
+    into.unsafe.splice(std::move(r.handed.unsafe));
+    into.safe.splice(std::move(r.handed.safe));
+    r.handover.store(Record::not_asked, std::memory_order_relaxed);
+    return true;
+  }
+  // Withdraws our request, or takes what the owner handed over if it answered first (while it is
+  // answering, a few pointer moves, we wait).
+  static void settle_handover(Record& r, gathered& into) noexcept {
+    std::uint32_t state = Record::asked;
+    // relaxed: a CAS against the owner's (answer_handover_slow()); only one wins.
+    if (r.handover.compare_exchange_strong(state, Record::not_asked, std::memory_order_relaxed) ||
+        state == Record::not_asked)
+      return;
+    while (!take_handed_over(r, into)) std::this_thread::yield();
   }
 
   // Frees `list` now, counted on me: the free policy would keep it for later.
@@ -211,12 +281,17 @@ class domain_base {
     return done;
   }
 
-  // hp and nbr: returns once every outermost guard open at the call has closed (its record's
-  // depth shows no guard, or a later operation). The fence orders the caller's earlier writes (an
-  // unlink) before its reads of the depths: a guard it misses began after, and that guard's
-  // reads see the unlink (hp: its protect() fences before validating; nbr: its read phase begins
-  // with a seq_cst RMW). All depths are read first, so that a guard opened while we wait for
-  // another is not waited for.
+  // The schemes without an epoch of their own (hp, nbr, lfrc, hyaline, crystalline): returns once
+  // every outermost guard open at the call has closed (its record's depth shows no guard, or a
+  // later operation). The fence orders the caller's earlier writes (an unlink) before its reads of
+  // the depths; a guard it misses began after, and that guard's reads see the unlink only if the
+  // guard's side orders its depth store before its reads too: a seq_cst RMW or fence at the start
+  // of its operation (nbr's read phase, hyaline's slot, the POP schemes' activation) or a seq_cst
+  // publication and re-read before its first read (hp's symmetric fence). hp_asym, hp_mprotect and
+  // hp_splitcas publish the depth with a plain store and no fence: their synchronize() runs the
+  // heavy side of the fence first (hp.hpp), which reaches the readers' side. All depths are read
+  // first, so that a guard opened while we wait for another is not waited for. A forgotten record
+  // (fork) is never inside a guard.
   bool wait_for_open_guards(deadline d) const {
     std::atomic_thread_fence(std::memory_order_seq_cst);
     std::vector<std::pair<const Record*, std::uint64_t>> open;
@@ -247,12 +322,34 @@ class domain_base {
 
   Domain& self() noexcept { return static_cast<Domain&>(*this); }
 
+  // In a child of fork() (core/registry.hpp): r belonged to a thread of the parent other than the
+  // one that forked. That thread stopped for good wherever it was, maybe in the middle of the
+  // scheme's own code, so r's garbage and its other owner-only state are never touched again (a
+  // leak of what it held). What other threads wait on is released with single-word steps: it
+  // leaves every guard (synchronize() and the domain's destruction no longer see it inside one),
+  // and the scheme's forget_thread(r) does the rest.
+  void forget(Record& r) noexcept {
+    r.forgotten = true;
+    r.leave_all();
+    if constexpr (requires { self().forget_thread(r); }) self().forget_thread(r);
+  }
+
   bool synchronize_until(deadline d) {
     Record& me = threads_.local();
-    assert(me.level() == 0 &&
-           "reclaim: synchronize() or barrier() inside a guard of the same domain would wait for "
-           "its own operation");
+    refuse_inside_an_operation(me);
     return self().wait_for_grace_period(me, d);
+  }
+
+  // Waiting for a grace period inside an operation of the same domain would wait for itself: a
+  // hang, stopped with a message in every build (one load). What a thread's own protections
+  // outside operations (hp's guard_ptr or hazard_pointer) hold up is the scheme's to check, where
+  // it sees what is left (hp's barrier_locked()).
+  static void refuse_inside_an_operation(const Record& me) noexcept {
+    if (me.level() != 0)
+      stop_on_misuse(
+          "synchronize() or barrier() inside a guard of the same domain (or while a region_guard or "
+          "guard_ptr holds this thread's operation) would wait for its own operation; end it "
+          "first");
   }
 
   // Barriers of a domain are serialized: one borrower at a time (thread_record::try_borrow).
@@ -266,9 +363,7 @@ class domain_base {
       ~done_on_exit() { running.store(false, std::memory_order_release); }
     } done{barrier_running_};
     Record& me = threads_.local();
-    assert(me.level() == 0 &&
-           "reclaim: synchronize() or barrier() inside a guard of the same domain would wait for "
-           "its own operation");
+    refuse_inside_an_operation(me);
     // One header more than the owner's exit needs, for what finish_barrier() may hand over.
     me.headers.reserve(Record::orphan_batches + 1);
     return self().barrier_locked(me, d);

@@ -20,11 +20,21 @@
 //   F::enter(state)                  before the record's owner publishes a protection (each
 //                                    outermost guard, each slot taken by a protection); may throw
 //                                    std::bad_alloc
+//   F::activate(state), F::deactivate(state)
+//                                    the record's first guard or holding protection begins, its
+//                                    last ends (slots cleared); true on the change from idle (the
+//                                    caller then runs a full fence before any re-read) or to idle.
+//                                    Only strategies that must know which readers may hold a
+//                                    protection keep it (POP: tracks_activity is true); the others
+//                                    return false
 //   F::leave(state)                  the owner exits, its protections cleared
-//   F::heavy(mine, for_each_state)   the heavy side, run by a reclaimer (whose record's state is
-//                                    `mine`) after its unlinks and before it reads any slot;
+//   F::forget(state)                 in a child of fork(): the record's thread does not exist
+//   F::heavy(mine, for_each_state, counters)
+//                                    the heavy side, run by a reclaimer (whose record's state is
+//                                    `mine`) after its unlinks and before it reads any slot or any
+//                                    other thread's guard depth (scans, synchronize());
 //                                    for_each_state(f) calls f(const record_state&) for every
-//                                    record of the domain; returns the signals it sent (stats)
+//                                    record of the domain; counts signals sent in the counters
 //
 // The argument every strategy makes, in its own terms: a reader stores a protection p in its slot
 // and then re-reads the source of p; a reclaimer unlinks p and then reads every slot. The heavy
@@ -37,14 +47,20 @@
 #include <string_view>
 #include <type_traits>
 
+#include "stats.hpp"
+
 namespace reclaim::core {
 
 // What a strategy whose heavy side reaches every thread without knowing them declares: nothing
 // per record.
 struct no_record_state {
   struct record_state {};
+  static constexpr bool tracks_activity = false;
   static void enter(record_state&) noexcept {}
+  static bool activate(record_state&) noexcept { return false; }
+  static bool deactivate(record_state&) noexcept { return false; }
   static void leave(record_state&) noexcept {}
+  static void forget(record_state&) noexcept {}
 };
 
 // Heavy and light both full barriers: portable, no system call, and a fence on every read.
@@ -76,9 +92,8 @@ struct symmetric_fence : no_record_state {
 
   // Full fence: the unlink that preceded the retire is visible before we read the protections.
   template <class ForEachState>
-  static std::size_t heavy(record_state&, ForEachState&&) noexcept {
+  static void heavy(record_state&, ForEachState&&, counters&) noexcept {
     std::atomic_thread_fence(std::memory_order_seq_cst);
-    return 0;
   }
 };
 
@@ -116,13 +131,12 @@ struct asymmetric_fence : compiler_only_light_side, no_record_state {
   static void prepare() { Barrier::prepare(); }
 
   template <class ForEachState>
-  static std::size_t heavy(record_state&, ForEachState&&) noexcept {
+  static void heavy(record_state&, ForEachState&&, counters&) noexcept {
     // Full fences on both sides of the system call: the compiler must not move our unlinks after
     // it or our reads of the slots before it (the kernel orders the processor on its own).
     std::atomic_thread_fence(std::memory_order_seq_cst);
     Barrier::run();
     std::atomic_thread_fence(std::memory_order_seq_cst);
-    return 0;
   }
 };
 

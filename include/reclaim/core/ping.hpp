@@ -1,8 +1,8 @@
 // Publish-on-Ping (Singh and Brown, PPoPP 2025): the fence strategy (core/fence.hpp) of hazard_pop
 // and epoch_pop. Readers keep their protections private: a release store into their slot and a
 // compiler barrier, no fence. A reclaimer that is about to read the slots pings every thread of
-// its domain with a signal and waits until each has answered; a thread answers in its handler,
-// and answering is what publishes its slots.
+// its domain that may hold a protection with a signal and waits until each has answered; a thread
+// answers in its handler, and answering is what publishes its slots.
 //
 // Why that is enough. The handler runs on the reader's own thread, between two of its
 // instructions. It reads the number of the latest ping (acquire) and stores it as its answer
@@ -15,122 +15,82 @@
 // reclaimer took (seq_cst RMW) after its unlink, so the re-read sees the unlink and the reader
 // gives p up. A thread blocked in a system call or asleep answers at once (the kernel interrupts
 // it; SA_RESTART resumes most calls, nanosleep and some others return EINTR); a thread that is
-// descheduled answers when it next runs, and the reclaimer waits for it, yielding.
+// descheduled answers when it next runs.
+//
+// Who is pinged: only threads that may hold a protection, those inside an operation (an open
+// guard) or holding a protection that protects something. Each record carries an activity word
+// (how many guards and protections hold it active, and how many times it went idle); a thread
+// that becomes active stores it and runs a full fence before its first protection's re-read, and
+// the reclaimer reads it after its own full fence: of the two, either the reclaimer sees the thread
+// active, or the thread's re-reads see the reclaimer's unlinks (store buffering with a fence on
+// each side). So a thread outside every operation is never interrupted (its blocking calls never
+// see EINTR because of us), at the cost of one fence per operation, not per read. A thread that was
+// inside an operation when the reclaimer looked may still be interrupted just after it left it.
+//
+// When no answer comes. A thread may block the signal, take it with sigwait() or a signalfd, or
+// simply not run for a long time. The reclaimer never signals a thread again while an earlier ping
+// is still on its way (each mailbox says whether one is), so pending signals do not pile up; it
+// waits for an answer a bounded time (wait_for_answer), and for the threads that do not answer in
+// time, or still had a ping on its way, it falls back to a process-wide barrier (membarrier, else
+// the mprotect barrier: core/process_barrier.hpp), which makes every thread of the process run a
+// full barrier whether or not it takes signals, and pairs with the readers' release store and
+// compiler barrier exactly as hp_asym's does. stats().fallbacks counts those barriers. Where no
+// process-wide barrier is available (old kernels off x86), the reclaimer waits for the answer as
+// long as it takes. A replaced handler (the application's own, SIG_IGN, SIG_DFL) stops the program
+// with a message naming the signal and the policy that changes it (core/signals.hpp), checked
+// before each round that signals anyone. A thread that is gone (tgkill fails with ESRCH) is not
+// waited for: it runs nothing any more.
 //
 // Differences from the paper. POP's handler copies the thread's private reservations into a
 // published array; here the slots are already in the thread's record, where reclaimers read them
 // after the answer, so the handler copies nothing: the answer's release store publishes the slots
 // as the copy would, with one copy of the slots fewer. It also keeps the handler free of any
 // reference to the thread's records, which may belong to domains destroyed since (the handler only
-// touches this thread's mailbox, which is never freed).
+// touches this thread's mailbox, which is never freed). The paper pings every thread; here only the
+// active ones (above), and a lost answer degrades to a barrier instead of a hang.
 //
-// The mailboxes. A thread that uses a POP domain takes a mailbox (its kernel id and its last
-// answer) from a process-wide list that only grows and reuses the mailboxes of exited threads. A
-// mailbox is held by its thread (released at thread exit by a thread-specific key's destructor)
-// and by each record of a live domain that the thread has bound to it (released when the thread
-// leaves the domain, or when the domain is destroyed), so that a reclaimer that still sees a
-// record bound to a mailbox knows the mailbox is that thread's.
+// The mailboxes (core/mailbox.hpp, shared with nbr): a record is bound to its thread's mailbox,
+// which holds the thread's kernel id, its last answer and whether a ping is on its way to it.
 #pragma once
-#include <pthread.h>
 #include <signal.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
-#include <cstdio>
-#include <cstdlib>
+#include <new>
 #include <string_view>
 #include <thread>
 #include <utility>
 #include <vector>
 
 #include "fence.hpp"
+#include "mailbox.hpp"
+#include "process_barrier.hpp"
 #include "signals.hpp"
+#include "stats.hpp"
 
 namespace reclaim::core {
 
-struct ping_mailbox {
-  std::atomic<pid_t> tid{0};                // the owner's kernel thread id
-  std::atomic<std::uint64_t> answered{0};   // the number of the last ping its handler answered
-  std::atomic<unsigned> holders{0};         // 0: free; the owner and its bound records
-  ping_mailbox* next = nullptr;             // immutable once published
-};
-static_assert(std::atomic<std::uint64_t>::is_always_lock_free &&
-                  std::atomic<ping_mailbox*>::is_always_lock_free,
-              "a signal handler may only touch lock-free atomics");
-
 namespace detail {
 
-// Constant-initialized, so that the handler reads them without any initialization guard.
-inline constinit std::atomic<std::uint64_t> pings{0};          // the latest ping's number
-inline constinit std::atomic<ping_mailbox*> mailboxes{nullptr};  // every mailbox, newest first
-// This thread's mailbox, or nullptr. Written by the thread, read by its own handler (relaxed, with
-// signal fences: same thread).
-inline constinit thread_local std::atomic<ping_mailbox*> my_mailbox{nullptr};
+// The latest ping's number. Constant-initialized, so that the handler reads it without any
+// initialization guard.
+inline constinit std::atomic<std::uint64_t> pings{0};
 
 // The ping's handler: answers with the latest ping's number.
-inline void answer_ping(int, siginfo_t*, void*) noexcept {
-  ping_mailbox* m = my_mailbox.load(std::memory_order_relaxed);
-  if (m == nullptr) return;  // a stale id reused by a thread that uses no POP domain
-  // acquire: pairs with the reclaimer's seq_cst RMW of `pings` (its unlinks happen before what
-  // this thread does after the handler).
-  const std::uint64_t n = pings.load(std::memory_order_acquire);
+inline void answer_ping(int sig, siginfo_t*, void*) noexcept {
+  // First: the ping is no longer on its way (core/mailbox.hpp). A reclaimer that found it still on
+  // its way, and so sent none, took its ping number before that in S, so we answer its ping too.
+  thread_mailbox* m = signal_arrived(sig);
+  if (m == nullptr) return;  // a stale id reused by a thread that uses no signalling domain
+  // seq_cst (acquire part): pairs with the reclaimer's seq_cst RMW of `pings` (its unlinks happen
+  // before what this thread does after the handler).
+  const std::uint64_t n = pings.load(std::memory_order_seq_cst);
   // The interrupted code's stores (its slots) stay before the answer (see the top of the file).
   std::atomic_signal_fence(std::memory_order_seq_cst);
-  // release: pairs with the reclaimer's acquire load in wait(); what this thread stored before
-  // it was interrupted (its protections) is visible to the reclaimer from then on.
+  // release: pairs with the reclaimer's acquire load in wait_for_answer(); what this thread stored
+  // before it was interrupted (its protections) is visible to the reclaimer from then on.
   m->answered.store(n, std::memory_order_release);
-}
-
-// Thread exit: the thread lets go of its mailbox (its bound records may still hold it).
-inline void release_my_mailbox(void* mailbox) noexcept {
-  my_mailbox.store(nullptr, std::memory_order_relaxed);
-  std::atomic_signal_fence(std::memory_order_seq_cst);  // the handler sees nullptr from here on
-  // release: pairs with the acquire CAS of the next taker in take_mailbox().
-  static_cast<ping_mailbox*>(mailbox)->holders.fetch_sub(1, std::memory_order_release);
-}
-
-inline pthread_key_t mailbox_exit_key() {
-  static const pthread_key_t key = [] {
-    pthread_key_t k;
-    if (pthread_key_create(&k, &release_my_mailbox) != 0) {
-      std::fputs("reclaim: pthread_key_create failed: no thread-specific key left\n", stderr);
-      std::abort();
-    }
-    return k;
-  }();
-  return key;
-}
-
-// This thread's mailbox, taken on its first use of a POP domain: a free one (held by no thread and
-// no record) or a new one. Throws std::bad_alloc.
-inline ping_mailbox& take_mailbox() {
-  if (ping_mailbox* m = my_mailbox.load(std::memory_order_relaxed)) return *m;
-  const pthread_key_t key = mailbox_exit_key();
-  ping_mailbox* m = mailboxes.load(std::memory_order_acquire);
-  for (; m; m = m->next) {
-    unsigned free = 0;
-    // acquire: pairs with the release decrements of its last holders, so that we start after
-    // everything they did.
-    if (m->holders.load(std::memory_order_relaxed) == 0 &&
-        m->holders.compare_exchange_strong(free, 1, std::memory_order_acquire))
-      break;
-  }
-  if (!m) {
-    m = new ping_mailbox;
-    m->holders.store(1, std::memory_order_relaxed);
-    ping_mailbox* head = mailboxes.load(std::memory_order_relaxed);
-    do {
-      m->next = head;
-      // release: publishes the mailbox; pairs with the acquire load above.
-    } while (!mailboxes.compare_exchange_weak(head, m, std::memory_order_release,
-                                              std::memory_order_relaxed));
-  }
-  // relaxed: read by reclaimers only through a record bound after this (its seq_cst store).
-  m->tid.store(this_thread_kernel_id(), std::memory_order_relaxed);
-  pthread_setspecific(key, m);
-  std::atomic_signal_fence(std::memory_order_seq_cst);  // set up before the handler may use it
-  my_mailbox.store(m, std::memory_order_relaxed);
-  return *m;
 }
 
 }  // namespace detail
@@ -140,12 +100,16 @@ template <class Signal>
 struct ping_fence : compiler_only_light_side {
   static constexpr std::string_view scheme_name = "hazard_pop";
 
+  // The fallback barrier for threads that do not answer, prepared with the handler (it may not
+  // exist here: then the reclaimer waits for every answer).
   static void prepare() {
     install_signal_handler(Signal::number(), Signal::describe(), "hazard_pop (Publish-on-Ping)",
                            &detail::answer_ping);
+    (void)fallback_barrier();
   }
 
-  // A record's binding to its thread's mailbox; reclaimers ping the threads of bound records.
+  // A record's binding to its thread's mailbox, and its activity; reclaimers ping the threads of
+  // bound, active records.
   struct record_state {
     record_state() = default;
     record_state(const record_state&) = delete;
@@ -156,12 +120,21 @@ struct ping_fence : compiler_only_light_side {
         mailbox.load(std::memory_order_relaxed)->holders.fetch_sub(1, std::memory_order_release);
     }
 
-    // Read by reclaimers.
+    // Read by reclaimers. activity: (times it went idle << 32) | guards and protections active.
     std::atomic<bool> bound{false};
-    std::atomic<ping_mailbox*> mailbox{nullptr};
+    std::atomic<thread_mailbox*> mailbox{nullptr};
+    std::atomic<std::uint64_t> activity{0};
     // Owner only: what its last heavy() pinged, kept for its capacity.
-    std::vector<std::pair<const record_state*, ping_mailbox*>> pinged;
+    struct ping {
+      const record_state* state;
+      thread_mailbox* mailbox;
+      std::uint64_t activity;
+    };
+    std::vector<ping> pinged;
   };
+
+  // Guards and holding protections make a record active (activate(), deactivate()).
+  static constexpr bool tracks_activity = true;
 
   // Before the owner's first protection: a relaxed load and a branch on the fast path.
   static void enter(record_state& s) {
@@ -169,64 +142,151 @@ struct ping_fence : compiler_only_light_side {
       bind(s);
   }
 
+  // The record becomes active (its first guard or protection): true on the change from idle, after
+  // which the caller runs a full fence before any protection's re-read (pairs with the fence in
+  // heavy(): either the reclaimer sees us active, or our re-reads see its unlinks). The store is
+  // relaxed: the fence that follows orders it.
+  static bool activate(record_state& s) noexcept {
+    const std::uint64_t a = s.activity.load(std::memory_order_relaxed);
+    s.activity.store(a + 1, std::memory_order_relaxed);
+    return count_of(a) == 0;
+  }
+  // The record's last guard or protection ends, its slots cleared (release stores): returns true
+  // when the record is idle from here on. release: pairs with the acquire load in heavy() and
+  // wait_for_answer(): a reclaimer that sees us idle sees the cleared slots.
+  static bool deactivate(record_state& s) noexcept {
+    const std::uint64_t a = s.activity.load(std::memory_order_relaxed) - 1;
+    const bool idle = count_of(a) == 0;
+    s.activity.store(idle ? a + went_idle : a, std::memory_order_release);
+    return idle;
+  }
+
   // The owner leaves the domain, its slots cleared (release stores). release: pairs with the
-  // reclaimer's acquire load of `bound` in wait(): a reclaimer that stops waiting because the
-  // record is unbound sees the cleared slots.
+  // reclaimer's acquire load of `bound` in wait_for_answer(): a reclaimer that stops waiting
+  // because the record is unbound sees the cleared slots.
   static void leave(record_state& s) noexcept {
     if (!s.bound.load(std::memory_order_relaxed)) return;
+    s.activity.store(idle_after(s.activity.load(std::memory_order_relaxed)),
+                     std::memory_order_relaxed);
     s.bound.store(false, std::memory_order_release);
     s.mailbox.load(std::memory_order_relaxed)->holders.fetch_sub(1, std::memory_order_release);
   }
+  // In a child of fork(): the record's thread does not exist here. Unbound, so that no reclaimer
+  // pings it; its mailbox is freed with every other (core/mailbox.hpp).
+  static void forget(record_state& s) noexcept {
+    s.activity.store(idle_after(s.activity.load(std::memory_order_relaxed)),
+                     std::memory_order_relaxed);
+    s.bound.store(false, std::memory_order_relaxed);
+  }
 
-  // Pings every thread bound to a record of the domain but our own, then waits for each answer.
+  // Pings every thread bound to an active record of the domain but our own, waits for each
+  // answer, and falls back to a process-wide barrier for those that do not answer in time;
+  // counts the signals and the fallbacks in `ctr`. Never needs memory it cannot get: without room
+  // to remember whom it pinged, it waits for each right after pinging it.
   template <class ForEachState>
-  static std::size_t heavy(record_state& mine, ForEachState&& for_each_state) {
+  static void heavy(record_state& mine, ForEachState&& for_each_state, counters& ctr) noexcept {
     // seq_cst RMW: our unlinks happen before a handler that reads this number or a later one
-    // (acquire in answer_ping()). Preceded by a full fence: in the single order S, our reads of
-    // `bound` below follow our unlinks, pairing with bind()'s fence (a thread that binds after
-    // we read it unbound re-reads sources after the unlinks).
+    // (seq_cst load in answer_ping()). Preceded by a full fence: in the single order S, our reads
+    // of `bound` and `activity` below follow our unlinks, pairing with bind()'s fence and the
+    // fence after activate() (a thread we see unbound or idle re-reads sources after the unlinks).
     std::atomic_thread_fence(std::memory_order_seq_cst);
     const std::uint64_t n = detail::pings.fetch_add(1, std::memory_order_seq_cst) + 1;
-    ping_mailbox* self = detail::my_mailbox.load(std::memory_order_relaxed);
+    thread_mailbox* self = detail::my_mailbox.load(std::memory_order_relaxed);
+    const bool can_fall_back = fallback_barrier() != nullptr;
     mine.pinged.clear();
+    bool handler_checked = false, unanswered = false;
     for_each_state([&](const record_state& s) {
       // seq_cst: see above; acquire part: the mailbox the owner bound with.
       if (!s.bound.load(std::memory_order_seq_cst)) return;
-      ping_mailbox* m = s.mailbox.load(std::memory_order_relaxed);
+      thread_mailbox* m = s.mailbox.load(std::memory_order_relaxed);
       // Our own slots we read in program order. (By record too: an exiting thread's handler no
       // longer answers, its mailbox already given up, while it scans once more.)
       if (&s == &mine || m == self) return;
-      send_signal(m->tid.load(std::memory_order_relaxed), Signal::number());
-      mine.pinged.emplace_back(&s, m);
-    });
-    for (const auto& [s, m] : mine.pinged) wait(*s, *m, n);
-    return mine.pinged.size();
-  }
-
- private:
-  // The handler's answer to ping n or a later one; or the record's owner gone (unbound, or bound
-  // to another mailbox: a thread that bound it after our ping needs no answer, since its re-reads
-  // follow our unlinks). A signal can arrive late or not at all (a thread bound with the signal
-  // blocked, a stale id after the mailbox changed hands, the thread was stopped): resend every
-  // resend_after yields, to whoever holds the mailbox now.
-  static constexpr unsigned resend_after = 256;
-  static void wait(const record_state& s, const ping_mailbox& m, std::uint64_t n) {
-    for (unsigned spins = 0;; ++spins) {
-      // acquire: pairs with the release store in answer_ping(), and with leave().
-      if (m.answered.load(std::memory_order_acquire) >= n) return;
-      if (!s.bound.load(std::memory_order_acquire) ||
-          s.mailbox.load(std::memory_order_relaxed) != &m)
+      // acquire (and after the fence above): pairs with the release store in deactivate(): an
+      // idle record's slots are seen cleared.
+      const std::uint64_t a = s.activity.load(std::memory_order_acquire);
+      if (count_of(a) == 0) return;
+      if (!std::exchange(handler_checked, true))
+        require_signal_handler(Signal::number(), "hazard_pop", &detail::answer_ping);
+      // At most one ping on its way to a thread (core/mailbox.hpp).
+      const sent ping = send_once(*m, Signal::number());
+      if (ping == sent::thread_gone) return;
+      if (ping == sent::now) counters::add(ctr.signals, 1);
+      // A thread that has not answered our last ping (it blocks the signal, or takes it with
+      // sigwait(), or has not run since) gets no second one: the barrier covers it.
+      if (ping == sent::already_on_its_way && can_fall_back) {
+        unanswered = true;
         return;
-      if (spins < 64) continue;
-      // The thread may need this core to run its handler (threads may outnumber cores).
-      std::this_thread::yield();
-      if (spins % resend_after == 0)
-        send_signal(m.tid.load(std::memory_order_relaxed), Signal::number());
+      }
+      try {
+        mine.pinged.push_back({&s, m, a});
+      } catch (const std::bad_alloc&) {
+        unanswered |= !wait_for_answer(s, *m, n, a);
+      }
+    });
+    for (const auto& p : mine.pinged)
+      unanswered |= !wait_for_answer(*p.state, *p.mailbox, n, p.activity);
+    if (unanswered) {
+      // Full fences around the barrier: as in asymmetric_fence::heavy() (core/fence.hpp).
+      fallback_barrier()();
+      std::atomic_thread_fence(std::memory_order_seq_cst);
+      counters::add(ctr.fallbacks, 1);
     }
   }
 
+ private:
+  static constexpr std::uint64_t went_idle = std::uint64_t{1} << 32;
+  static constexpr std::uint32_t count_of(std::uint64_t a) noexcept {
+    return static_cast<std::uint32_t>(a);
+  }
+  static constexpr std::uint64_t idle_after(std::uint64_t a) noexcept {
+    return (a & ~(went_idle - 1)) + (count_of(a) != 0 ? went_idle : 0);
+  }
+
+  // How long a reclaimer waits for an answer before it falls back to the process-wide barrier: a
+  // running thread answers within microseconds; one that is descheduled may take a time slice.
+  static constexpr auto answer_patience = std::chrono::milliseconds(2);
+
+  // Waits for the handler's answer to ping n or a later one, or for the record's owner to be done
+  // with what it held when we looked (it went idle since: its activity moved past `seen`; or it
+  // is unbound, or bound to another mailbox: a thread that bound it after our ping needs no
+  // answer, since its re-reads follow our unlinks). False if none came within answer_patience
+  // (and the fallback barrier exists; otherwise it waits as long as it takes).
+  static bool wait_for_answer(const record_state& s, const thread_mailbox& m, std::uint64_t n,
+                              std::uint64_t seen) noexcept {
+    const auto give_up = std::chrono::steady_clock::now() + answer_patience;
+    for (unsigned spins = 0;; ++spins) {
+      // acquire: pairs with the release store in answer_ping(), and with deactivate() and leave().
+      if (m.answered.load(std::memory_order_acquire) >= n) return true;
+      if (!s.bound.load(std::memory_order_acquire) ||
+          s.mailbox.load(std::memory_order_relaxed) != &m)
+        return true;
+      const std::uint64_t a = s.activity.load(std::memory_order_acquire);
+      if ((a >> 32) != (seen >> 32)) return true;
+      if (spins < 64) continue;
+      // The thread may need this core to run its handler (threads may outnumber cores).
+      std::this_thread::yield();
+      if (spins % 64 == 0 && fallback_barrier() && std::chrono::steady_clock::now() > give_up)
+        return false;
+    }
+  }
+
+  // membarrier, or the mprotect barrier where membarrier is missing; nullptr where neither works.
+  using barrier_fn = void (*)() noexcept;
+  static barrier_fn fallback_barrier() noexcept {
+    static const barrier_fn chosen = []() noexcept -> barrier_fn {
+      try {
+        membarrier_barrier::prepare();
+        return &membarrier_barrier::run;
+      } catch (...) {
+        return nullptr;
+      }
+    }();
+    return chosen;
+  }
+
   [[gnu::noinline]] static void bind(record_state& s) {
-    ping_mailbox& m = detail::take_mailbox();
+    thread_mailbox& m = take_mailbox();
     unblock_signal(Signal::number());  // a reclaimer waits for us to answer
     m.holders.fetch_add(1, std::memory_order_relaxed);  // we hold it already: no order needed
     s.mailbox.store(&m, std::memory_order_relaxed);

@@ -48,6 +48,8 @@
 #include <string>
 #include <string_view>
 
+#include "fork.hpp"
+
 #if __has_include(<linux/membarrier.h>) && defined(SYS_membarrier)
 #include <linux/membarrier.h>
 #define RECLAIM_HAVE_MEMBARRIER 1
@@ -136,10 +138,10 @@ class mprotect_barrier {
   }
 
   // Serialized: two protection changes of one page at once could leave it read-only while we
-  // write it.
+  // write it. (A fork() waits for the barrier under way: core/fork.hpp.)
   static void run() noexcept {
     page* p = state();
-    std::lock_guard lock(p->mutex);
+    std::lock_guard lock(mutex_across_fork<page>());
     // The write makes the page present, writable and dirty in this processor's TLB, so that
     // taking write access away needs a shootdown (an unmapped or clean page could be changed
     // without one). volatile: the compiler must keep the store.
@@ -155,14 +157,15 @@ class mprotect_barrier {
   struct page {
     void* bytes = nullptr;
     std::size_t size = 0;
-    std::mutex mutex;
     unsigned char counter = 0;
   };
   // One page for the process, never unmapped (threads may scan until the process exits); locked
   // in memory where the limits allow, so that it is never swapped out between the write and the
-  // protection change (which would then need no shootdown).
+  // protection change (which would then need no shootdown). Made by prepare(), with its lock, so
+  // that run() allocates nothing.
   static page* state() {
     static page* const p = [] {
+      (void)mutex_across_fork<page>();
       const auto size = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
       void* bytes = ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1,
                            0);

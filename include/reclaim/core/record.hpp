@@ -13,6 +13,13 @@
 
 namespace reclaim::core {
 
+// Garbage gathered for a barrier: not yet proven safe, and already proven safe (taken from a free
+// policy).
+struct gathered_garbage {
+  retired_list unsafe;
+  retired_list safe;
+};
+
 // A scheme's record derives from this. The fields here are written by the owning thread only; the
 // scheme puts the fields other threads read (announcements, hazard slots) in its own record, and
 // this block starts on its own cache line so the owner's writes do not disturb those readers.
@@ -95,6 +102,15 @@ struct thread_record : record_base {
     // acquire: pairs with the release store in give_back().
     while (borrowed.load(std::memory_order_acquire)) std::this_thread::yield();
   }
+
+  // Hand-over on request, for a record whose owner is never idle long enough to be borrowed (it
+  // runs operations back to back, and its announcement is idle for nanoseconds between them): a
+  // barrier asks, and the owner moves its garbage into `handed` at the start of its next operation
+  // (domain_base::gather() and answer_handover() say how). The owner pays one relaxed load per
+  // operation.
+  static constexpr std::uint32_t not_asked = 0, asked = 1, handing = 2, handed_over = 3;
+  std::atomic<std::uint32_t> handover{not_asked};
+  gathered_garbage handed;  // the owner's garbage, from its answer until the barrier takes it
 
   void count_retired(pending_gauge& gauge) noexcept {
     counters::add(ctr.retired, 1);

@@ -16,6 +16,16 @@
 // garbage a scheme frees on the way out), which may use, create or destroy other domains. The
 // process-wide lock only guards the set of live domains; a domain being destroyed waits for the
 // detaches that had already begun on it.
+//
+// fork(). Only the thread that forks lives on in the child; the others stop for good wherever they
+// were, possibly inside operations, holding an epoch, a token, a read phase, a slot, a lock of ours.
+// A pthread_atfork() handler (registered with the first domain) takes the lock of the live domains
+// around the fork, and in the child forgets every other thread: each domain's records in use by
+// those threads are forgotten (domain_base::forget()), so that they hold up no grace period, no
+// epoch, no signal round and no barrier, and the other process-wide locks of the schemes are reset
+// by their own handlers (the mprotect barrier's, the handler installation's). What those threads
+// held stays as it was (their garbage, which they may have been moving, is never touched again:
+// the child leaks it, as it does their stacks). The child keeps working with every domain.
 #pragma once
 #include <pthread.h>
 
@@ -31,6 +41,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "fork.hpp"
 #include "padding.hpp"
 #include "retired.hpp"
 
@@ -41,6 +52,9 @@ struct alignas(cache_line) record_base {
   std::atomic<bool> in_use{true};
   record_base* next_record = nullptr;  // immutable once the record is published
   orphan_headers headers;              // for the garbage handed over when the owner exits
+  // Only in a child of fork(): the owner was another thread of the parent (see the top). Stays in
+  // use, never reused; barriers and the domain's destruction leave its garbage alone.
+  bool forgotten = false;
 };
 
 class registry_base;
@@ -70,14 +84,23 @@ inline constinit thread_local const registry_base* detaching_from = nullptr;
 // Registries alive now, by id, with the number of detaches in progress on each. A thread that
 // exits after a domain was destroyed must not touch it; ids are never reused, so a stale binding
 // can never match a new domain that got the same address.
+struct live_registry {
+  registry_base* registry;
+  unsigned detaching;  // detaches in progress
+};
 struct live_registries {
   std::mutex mutex;
   std::condition_variable detach_done;
-  std::unordered_map<std::uint64_t, unsigned> detaching;  // id -> detaches in progress
+  std::unordered_map<std::uint64_t, live_registry> detaching;  // by id
   std::uint64_t next_id = 1;
 };
+void register_fork_handlers() noexcept;
 inline live_registries& live() {
-  static auto* registries = new live_registries;  // never destroyed: threads may exit after main
+  static auto* registries = [] {
+    auto* made = new live_registries;  // never destroyed: threads may exit after main
+    register_fork_handlers();
+    return made;
+  }();
   return *registries;
 }
 
@@ -124,7 +147,7 @@ class registry_base {
     std::unique_lock lock(live.mutex);
     auto it = live.detaching.find(id_);
     if (it == live.detaching.end()) return;
-    live.detach_done.wait(lock, [&] { return it->second == 0; });
+    live.detach_done.wait(lock, [&] { return it->second.detaching == 0; });
     live.detaching.erase(it);
   }
 
@@ -133,15 +156,18 @@ class registry_base {
     auto& live = detail::live();
     std::lock_guard lock(live.mutex);
     id_ = live.next_id++;
-    live.detaching.emplace(id_, 0);
+    live.detaching.emplace(id_, detail::live_registry{this, 0});
   }
   ~registry_base() = default;
 
   // Runs on the exiting thread, with no lock held.
   virtual void detach(record_base* record) noexcept = 0;
+  // In a child of fork(): forgets every record in use by a thread other than this one.
+  virtual void forget_other_threads() noexcept = 0;
 
  private:
   friend void detail::release_thread(void*) noexcept;
+  friend void detail::register_fork_handlers() noexcept;
 
   // Thread exit: detaches `b` if its registry is still alive. The registry cannot close while the
   // count of detaches in progress is raised.
@@ -151,14 +177,14 @@ class registry_base {
       std::lock_guard lock(live.mutex);
       auto it = live.detaching.find(b.registry_id);
       if (it == live.detaching.end()) return;
-      ++it->second;
+      ++it->second.detaching;
     }
     detail::detaching_from = b.registry;
     b.registry->detach(b.record);
     detail::detaching_from = nullptr;
     std::lock_guard lock(live.mutex);
     // Notified under the lock: the closer cannot return, and free the registry, before we let go.
-    if (--live.detaching.at(b.registry_id) == 0) live.detach_done.notify_all();
+    if (--live.detaching.at(b.registry_id).detaching == 0) live.detach_done.notify_all();
   }
 
   std::uint64_t id_ = 0;
@@ -182,6 +208,23 @@ inline void detail::release_thread(void* p) noexcept {
   delete mine;
 }
 
+// Fork handlers (see the top). Prepare: the lock of the live domains is held across fork(), so that
+// the child's copy of the set is whole. Parent: released. Child: released (by the thread that took
+// it, the only one there), detaches that other threads had in progress are over, and every live
+// domain forgets the records of those threads.
+inline void detail::register_fork_handlers() noexcept {
+  (void)pthread_atfork([] { live().mutex.lock(); }, [] { live().mutex.unlock(); },
+                       [] {
+                         auto& all = live();
+                         all.mutex.unlock();
+                         forks_passed.fetch_add(1, std::memory_order_relaxed);
+                         for (auto& [id, entry] : all.detaching) {
+                           entry.detaching = 0;
+                           entry.registry->forget_other_threads();
+                         }
+                       });
+}
+
 // The records of one domain. Record is default-constructible and declares how many batches of
 // garbage it hands over at exit (Record::orphan_batches). Owner is told when a thread leaves with
 // owner.detach(record): it must hand the record's garbage over and leave the record as a new
@@ -196,7 +239,10 @@ class thread_registry final : public registry_base {
     close();
     for (Record* r = head(); r;) {
       Record* next = next_of(r);
-      delete r;
+      if (r->forgotten)
+        keep_forgotten(r);
+      else
+        delete r;
       r = next;
     }
   }
@@ -288,6 +334,31 @@ class thread_registry final : public registry_base {
     owner_.detach(static_cast<Record&>(*record));
     // release: pairs with the acquire exchange in acquire_record().
     record->in_use.store(false, std::memory_order_release);
+  }
+
+  // The child of a fork(), single-threaded: Owner forgets every record in use but not bound to
+  // this thread (owner.forget(record)), if it cares (a registry of thread indices does not: a
+  // forgotten index just stays taken).
+  void forget_other_threads() noexcept override {
+    if constexpr (requires(Record& r) { owner_.forget(r); }) {
+      const record_base* mine = nullptr;
+      if (detail::my_bindings)
+        for (const detail::binding& b : detail::my_bindings->all)
+          if (b.registry_id == id()) mine = b.record;
+      for (Record* r = head(); r; r = next_of(r))
+        if (r != mine && r->in_use.load(std::memory_order_relaxed)) owner_.forget(*r);
+    }
+  }
+
+  // A forgotten record (a thread of the parent of this forked process) holds what that thread held,
+  // maybe half moved: never freed, kept reachable from here so that leak checkers see memory held
+  // on purpose, not lost.
+  static void keep_forgotten(Record* r) noexcept {
+    static constinit std::atomic<record_base*> kept{nullptr};
+    record_base* first = kept.load(std::memory_order_relaxed);
+    do {
+      r->next_record = first;
+    } while (!kept.compare_exchange_weak(first, r, std::memory_order_relaxed));
   }
 
   Owner& owner_;

@@ -1,17 +1,28 @@
 // Signals that schemes send to the threads of their domain: nbr's neutralizing signal
 // (schemes/detail/nbr_signal.hpp) and Publish-on-Ping's ping (core/ping.hpp). What they share is
 // here: the policy that chooses the signal, installing a handler once per process without taking
-// over one the application installed, unblocking the signal in a thread that registers, and
-// sending it to one thread by its kernel id.
+// over one the application installed, checking before a round of signals that the application has
+// not replaced it since, unblocking the signal in a thread that registers, and sending it to one
+// thread by its kernel id.
+//
+// What the application must leave alone: the scheme's signal number (its handler, and its
+// delivery: a thread that blocks it, or reads it with sigwait() or a signalfd, takes it from the
+// scheme). The defaults, SIGRTMIN+4 (nbr) and SIGRTMIN+5 (hazard_pop, epoch_pop), are chosen to be
+// out of the way; a program that uses them picks others with the policies below.
 #pragma once
 #include <signal.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
 #include <mutex>
 #include <stdexcept>
 #include <string>
 #include <string_view>
+
+#include "fork.hpp"
 
 namespace reclaim {
 
@@ -48,8 +59,8 @@ using signal_handler = void (*)(int, siginfo_t*, void*);
 // so are other schemes' (nbr and the POP schemes cannot share one signal).
 inline void install_signal_handler(int sig, const std::string& sig_name,
                                    std::string_view scheme, signal_handler handler) {
-  static std::mutex install_mutex;
-  std::lock_guard lock(install_mutex);
+  struct installing {};
+  std::lock_guard lock(mutex_across_fork<installing>());
   const std::string who = "reclaim::" + std::string(scheme);
   struct sigaction old{};
   if (sigaction(sig, nullptr, &old) != 0)
@@ -71,6 +82,35 @@ inline void install_signal_handler(int sig, const std::string& sig_name,
     throw std::runtime_error(who + ": cannot install a handler for signal " + sig_name);
 }
 
+// Before a round of signals: `handler` must still be the signal's handler. An application that
+// replaced it after the domain installed it (its own handler, SIG_IGN, SIG_DFL) would make the
+// round wait for answers that never come, or kill the process (SIG_DFL of a real-time signal), so
+// this stops the program with a message naming the signal and the policy that changes it. One
+// system call; schemes run it once per round, only when the round signals someone.
+inline void require_signal_handler(int sig, std::string_view scheme,
+                                   signal_handler handler) noexcept {
+  struct sigaction now{};
+  if (sigaction(sig, nullptr, &now) == 0 && (now.sa_flags & SA_SIGINFO) != 0 &&
+      now.sa_sigaction == handler)
+    return;
+  const char* what = (now.sa_flags & SA_SIGINFO) != 0 ? "another handler"
+                     : now.sa_handler == SIG_DFL      ? "SIG_DFL"
+                     : now.sa_handler == SIG_IGN      ? "SIG_IGN"
+                                                      : "another handler";
+  char name[48];
+  if (sig >= SIGRTMIN && sig <= SIGRTMAX)
+    std::snprintf(name, sizeof name, "%d (SIGRTMIN+%d)", sig, sig - SIGRTMIN);
+  else
+    std::snprintf(name, sizeof name, "%d", sig);
+  std::fprintf(stderr,
+               "reclaim::%.*s: the handler of signal %s was replaced (now %s) after the domain "
+               "installed it; the scheme needs that signal for itself: leave it alone, or give the "
+               "scheme another with the policy reclaim::rt_signal<K> (SIGRTMIN+K) or "
+               "reclaim::signal_number<N>\n",
+               static_cast<int>(scheme.size()), scheme.data(), name, what);
+  std::abort();
+}
+
 // A thread that registers with a signalling domain must receive the signal (it inherits its
 // creator's mask, which may block it): a reclaimer waits for the threads it signals.
 inline void unblock_signal(int sig) noexcept {
@@ -85,8 +125,12 @@ inline void unblock_signal(int sig) noexcept {
 // find nothing to do (each scheme's handler says why it does).
 inline pid_t this_thread_kernel_id() noexcept { return static_cast<pid_t>(::syscall(SYS_gettid)); }
 
-inline void send_signal(pid_t tid, int sig) noexcept {
-  ::syscall(SYS_tgkill, ::getpid(), tid, sig);
+// Sends sig to the thread of this process with kernel id tid. False when no such thread exists
+// (ESRCH): it exited, or it was a thread of the parent of this forked process. A thread that is
+// gone runs nothing any more, so a reclaimer waiting for its answer may stop waiting. (tgkill names
+// our own process: a reused id of another process is never signalled.)
+inline bool send_signal(pid_t tid, int sig) noexcept {
+  return ::syscall(SYS_tgkill, ::getpid(), tid, sig) == 0 || errno != ESRCH;
 }
 
 }  // namespace reclaim::core

@@ -16,7 +16,11 @@ struct stats {
   std::uint64_t pending_peak = 0;  // highest `pending` seen (within threads x flush_interval)
   std::uint64_t epochs = 0;        // epoch advances or grace periods completed
   std::uint64_t scans = 0;         // hazard scans / reclamation passes
-  std::uint64_t signals = 0;       // signals sent (neutralization)
+  std::uint64_t signals = 0;       // signals sent (neutralization, pings)
+  // Scans that did not get every ping answered in time (a thread blocks the signal, takes it with
+  // sigwait() or a signalfd, or has not run) and used a process-wide barrier instead (hazard_pop,
+  // epoch_pop: core/ping.hpp).
+  std::uint64_t fallbacks = 0;
   std::uint64_t free_ns = 0;       // time spent in free calls, nanoseconds
   // Time spent deciding what is safe to free (scans of hazards or announcements, epoch advance
   // attempts, walks of stamped lists), nanoseconds, estimated by sampling (core::scan_timer).
@@ -35,8 +39,8 @@ namespace core {
 // Per-thread counters. Each is written by its owner only, so an increment is a relaxed load and
 // store, not a locked RMW; stats() reads them from any thread (relaxed: a snapshot, not a barrier).
 struct counters {
-  std::atomic<std::uint64_t> retired{0}, freed{0}, epochs{0}, scans{0}, signals{0}, free_ns{0},
-      scan_ns{0};
+  std::atomic<std::uint64_t> retired{0}, freed{0}, epochs{0}, scans{0}, signals{0}, fallbacks{0},
+      free_ns{0}, scan_ns{0};
   std::atomic<std::uint64_t> longest_pause_ns{0};
   // Owner only: the calls since the last timed one (sampled_timer), of scans and of single frees.
   unsigned scans_untimed = 0, frees_untimed = 0;
@@ -56,6 +60,7 @@ struct counters {
     s.epochs += epochs.load(std::memory_order_relaxed);
     s.scans += scans.load(std::memory_order_relaxed);
     s.signals += signals.load(std::memory_order_relaxed);
+    s.fallbacks += fallbacks.load(std::memory_order_relaxed);
     s.free_ns += free_ns.load(std::memory_order_relaxed);
     s.scan_ns += scan_ns.load(std::memory_order_relaxed);
     s.longest_pause_ns =

@@ -62,7 +62,9 @@
 
 #include "../concepts.hpp"
 #include "detail/container_api.hpp"
+#include "detail/lifetime_check.hpp"
 #include "detail/llx_scx.hpp"
+#include "detail/read_phase_compare.hpp"
 
 namespace reclaim::ds {
 
@@ -113,6 +115,7 @@ class basic_abtree
     entry_.size = 1;
   }
   ~basic_abtree() {
+    life_.before_destruction(domain_);
     std::vector<node*> todo{entry_.ptrs[0].load(std::memory_order_relaxed)};
     while (!todo.empty()) {
       node* n = todo.back();
@@ -127,6 +130,7 @@ class basic_abtree
   basic_abtree& operator=(const basic_abtree&) = delete;
 
   bool contains(const Key& key) {
+    detail::lifetime_check::operation op(life_);
     guard_type g(domain_);
     RECLAIM_READ_PHASE(g);
     return locate(search(g, key).l, key).found;
@@ -137,6 +141,7 @@ class basic_abtree
   template <class F>
     requires api::is_map
   bool visit(const Key& key, F&& f) {
+    detail::lifetime_check::operation op(life_);
     guard_type g(domain_);
     RECLAIM_READ_PHASE(g);
     node* l = search(g, key).l;
@@ -148,6 +153,7 @@ class basic_abtree
   }
 
   bool erase(const Key& key) {
+    detail::lifetime_check::operation op(life_);
     guard_type g(domain_);
     for (;;) {
       RECLAIM_READ_PHASE(g);
@@ -372,6 +378,7 @@ class basic_abtree
 
   template <class K, class... V>
   bool emplace(K&& key, V&&... value) {
+    detail::lifetime_check::operation op(life_);
     guard_type g(domain_);
     for (;;) {
       RECLAIM_READ_PHASE(g);
@@ -680,7 +687,8 @@ class basic_abtree
   }
 
   domain_type& domain_;
-  [[no_unique_address]] Compare comp_;
+  [[no_unique_address]] detail::lifetime_check life_;
+  [[no_unique_address]] detail::read_phase_compare<Compare, Scheme> comp_;
   scx_type scx_;
   // The entry: an internal node with one child, the root (Brown's sentinel); never replaced.
   node entry_{false, false};

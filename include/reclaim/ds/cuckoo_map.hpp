@@ -61,6 +61,7 @@
 
 #include "../concepts.hpp"
 #include "detail/container_api.hpp"
+#include "detail/lifetime_check.hpp"
 #include "detail/spinlock.hpp"
 
 namespace reclaim::ds {
@@ -101,7 +102,10 @@ class basic_cuckoo_map
         equal_(equal),
         table_(new table(std::bit_ceil(std::max<std::size_t>(capacity, slots_per_bucket)) /
                          slots_per_bucket)) {}
-  ~basic_cuckoo_map() { delete table_.load(std::memory_order_relaxed); }
+  ~basic_cuckoo_map() {
+    life_.before_destruction(domain_);
+    delete table_.load(std::memory_order_relaxed);
+  }
   basic_cuckoo_map(const basic_cuckoo_map&) = delete;
   basic_cuckoo_map& operator=(const basic_cuckoo_map&) = delete;
 
@@ -319,6 +323,7 @@ class basic_cuckoo_map
   // holds the read phase (the table's load) and the write phase (the locks).
   template <class F>
   bool with_buckets_locked(const Key& key, F&& f) {
+    detail::lifetime_check::operation op(life_);
     guard_type g(domain_);
     const std::uint64_t h = mixed_hash(key);
     for (;;) {
@@ -513,6 +518,7 @@ class basic_cuckoo_map
   }
 
   domain_type& domain_;
+  [[no_unique_address]] detail::lifetime_check life_;
   [[no_unique_address]] Hash hash_;
   [[no_unique_address]] KeyEqual equal_;
   std::atomic<table*> table_;

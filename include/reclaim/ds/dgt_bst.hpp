@@ -23,7 +23,8 @@
 // Keys and values. `dgt_bst<Key, Scheme, Compare>` is a set, `dgt_bst_map<Key, Value, Scheme,
 // Compare>` a map (detail/container_api.hpp). Routers hold a copy of a key, made in the write phase
 // of the insert that creates them; only leaves hold values. A map's visit() calls f in a write
-// phase that reserves the leaf.
+// phase that reserves the leaf. An insert whose key copy or value construction throws changes
+// nothing and leaves no lock held (the strong guarantee); erase and contains copy nothing.
 //
 // Phases (NBR). Each search is a read phase from the root; the write phase reserves the nodes it
 // touches: parent and leaf for insert, grandparent, parent and leaf for erase. The sibling is only
@@ -50,6 +51,8 @@
 
 #include "../concepts.hpp"
 #include "detail/container_api.hpp"
+#include "detail/lifetime_check.hpp"
+#include "detail/read_phase_compare.hpp"
 #include "detail/version_lock.hpp"
 
 namespace reclaim::ds {
@@ -92,6 +95,7 @@ class basic_dgt_bst
                   "hm_hashmap, or keep dgt_bst under any other scheme (debra, nbr_plus, ...)");
   }
   ~basic_dgt_bst() {
+    life_.before_destruction(domain_);
     std::vector<node*> todo{root_.child[left].load(std::memory_order_relaxed)};
     while (!todo.empty()) {
       node* n = todo.back();
@@ -109,6 +113,7 @@ class basic_dgt_bst
   basic_dgt_bst& operator=(const basic_dgt_bst&) = delete;
 
   bool contains(const Key& key) {
+    detail::lifetime_check::operation op(life_);
     guard_type g(domain_);
     RECLAIM_READ_PHASE(g);
     return holds(search(g, key).leaf, key);
@@ -119,6 +124,7 @@ class basic_dgt_bst
   template <class F>
     requires api::is_map
   bool visit(const Key& key, F&& f) {
+    detail::lifetime_check::operation op(life_);
     guard_type g(domain_);
     RECLAIM_READ_PHASE(g);
     node* found = search(g, key).leaf;
@@ -129,6 +135,7 @@ class basic_dgt_bst
   }
 
   bool erase(const Key& key) {
+    detail::lifetime_check::operation op(life_);
     guard_type g(domain_);
     for (;;) {
       RECLAIM_READ_PHASE(g);
@@ -254,6 +261,7 @@ class basic_dgt_bst
 
   template <class K, class... V>
   bool emplace(K&& key, V&&... value) {
+    detail::lifetime_check::operation op(life_);
     guard_type g(domain_);
     for (;;) {
       RECLAIM_READ_PHASE(g);
@@ -264,12 +272,22 @@ class basic_dgt_bst
       if (!edge.try_lock_at(p.parent_version)) continue;
       // The edge still leads to p.leaf: replace the leaf with a router over it and the new leaf,
       // keyed by the larger of the two keys (the new one beside the sentinel leaf). The keys are
-      // copied here, in the write phase, once: we return next.
-      leaf* fresh = g.template create<leaf>(std::forward<K>(key), std::forward<V>(value)...);
-      const bool fresh_first = p.leaf != &sentinel_ && comp_(fresh->key, as_leaf(p.leaf)->key);
-      node* new_router = fresh_first
-                             ? g.template create<router>(as_leaf(p.leaf)->key, fresh, p.leaf)
-                             : g.template create<router>(fresh->key, p.leaf, fresh);
+      // copied here, in the write phase, once: we return next. A copy (or the value's
+      // construction) that throws leaves the tree as it was: the edge goes back to the version
+      // we locked it at (nothing changed under it) and the leaf made so far, never published, is
+      // deleted.
+      leaf* fresh = nullptr;
+      node* new_router;
+      try {
+        fresh = g.template create<leaf>(std::forward<K>(key), std::forward<V>(value)...);
+        const bool fresh_first = p.leaf != &sentinel_ && comp_(fresh->key, as_leaf(p.leaf)->key);
+        new_router = fresh_first ? g.template create<router>(as_leaf(p.leaf)->key, fresh, p.leaf)
+                                 : g.template create<router>(fresh->key, p.leaf, fresh);
+      } catch (...) {
+        delete fresh;
+        edge.revert();
+        throw;
+      }
       // release: publishes both new nodes; pairs with the acquire loads in search().
       p.parent->child[p.parent_dir].store(new_router, std::memory_order_release);
       edge.unlock();
@@ -330,7 +348,8 @@ class basic_dgt_bst
   }
 
   domain_type& domain_;
-  [[no_unique_address]] Compare comp_;
+  [[no_unique_address]] detail::lifetime_check life_;
+  [[no_unique_address]] detail::read_phase_compare<Compare, Scheme> comp_;
   node sentinel_{true};
   node root_{false, &sentinel_};
 };

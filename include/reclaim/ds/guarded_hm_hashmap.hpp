@@ -26,6 +26,7 @@
 #include "detail/bucket_table.hpp"
 #include "detail/container_api.hpp"
 #include "detail/guarded_hm_bucket.hpp"
+#include "detail/lifetime_check.hpp"
 
 namespace reclaim::ds {
 
@@ -64,23 +65,34 @@ class basic_guarded_hm_hashmap
       : domain_(domain), comp_(comp), table_(buckets, hash) {
     static_assert(protects<Scheme, basic_guarded_hm_hashmap>);
   }
-  ~basic_guarded_hm_hashmap() { table_.for_each_head(bucket::destroy_all); }
+  ~basic_guarded_hm_hashmap() {
+    life_.before_destruction(domain_);
+    table_.for_each_head(bucket::destroy_all);
+  }
   basic_guarded_hm_hashmap(const basic_guarded_hm_hashmap&) = delete;
   basic_guarded_hm_hashmap& operator=(const basic_guarded_hm_hashmap&) = delete;
 
-  bool contains(const Key& key) { return bucket::contains(domain_, head_of(key), comp_, key); }
-  bool erase(const Key& key) { return bucket::erase(domain_, head_of(key), comp_, key); }
+  bool contains(const Key& key) {
+    detail::lifetime_check::operation op(life_);
+    return bucket::contains(domain_, head_of(key), comp_, key);
+  }
+  bool erase(const Key& key) {
+    detail::lifetime_check::operation op(life_);
+    return bucket::erase(domain_, head_of(key), comp_, key);
+  }
   // Map: calls f(const Value&) with the key's value, if present, while the node is held; the
   // reference must not escape f. Returns whether the key was present.
   template <class F>
     requires api::is_map
   bool visit(const Key& key, F&& f) {
+    detail::lifetime_check::operation op(life_);
     return bucket::visit(domain_, head_of(key), comp_, key, std::forward<F>(f));
   }
   // Map: the key's value, held until the value_ptr is reset or destroyed (empty if absent).
   value_ptr get(const Key& key)
     requires api::is_map
   {
+    detail::lifetime_check::operation op(life_);
     return bucket::get(domain_, head_of(key), comp_, key);
   }
 
@@ -96,6 +108,7 @@ class basic_guarded_hm_hashmap
 
   template <class K, class... V>
   bool emplace(K&& key, V&&... value) {
+    detail::lifetime_check::operation op(life_);
     return bucket::emplace(domain_, head_of(key), comp_, std::forward<K>(key),
                            std::forward<V>(value)...);
   }
@@ -105,6 +118,7 @@ class basic_guarded_hm_hashmap
   }
 
   domain_type& domain_;
+  [[no_unique_address]] detail::lifetime_check life_;
   [[no_unique_address]] Compare comp_;
   detail::bucket_table<typename bucket::link, Hash> table_;
 };

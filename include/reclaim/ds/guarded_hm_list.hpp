@@ -22,6 +22,7 @@
 #include "../concepts.hpp"
 #include "detail/container_api.hpp"
 #include "detail/guarded_hm_bucket.hpp"
+#include "detail/lifetime_check.hpp"
 
 namespace reclaim::ds {
 
@@ -54,24 +55,35 @@ class basic_guarded_hm_list
       : domain_(domain), comp_(comp) {
     static_assert(protects<Scheme, basic_guarded_hm_list>);
   }
-  ~basic_guarded_hm_list() { bucket::destroy_all(head_); }
+  ~basic_guarded_hm_list() {
+    life_.before_destruction(domain_);
+    bucket::destroy_all(head_);
+  }
   basic_guarded_hm_list(const basic_guarded_hm_list&) = delete;
   basic_guarded_hm_list& operator=(const basic_guarded_hm_list&) = delete;
 
-  bool contains(const Key& key) { return bucket::contains(domain_, head_, comp_, key); }
-  bool erase(const Key& key) { return bucket::erase(domain_, head_, comp_, key); }
+  bool contains(const Key& key) {
+    detail::lifetime_check::operation op(life_);
+    return bucket::contains(domain_, head_, comp_, key);
+  }
+  bool erase(const Key& key) {
+    detail::lifetime_check::operation op(life_);
+    return bucket::erase(domain_, head_, comp_, key);
+  }
 
   // Map: calls f(const Value&) with the key's value, if present, while the node is held; the
   // reference must not escape f. Returns whether the key was present.
   template <class F>
     requires api::is_map
   bool visit(const Key& key, F&& f) {
+    detail::lifetime_check::operation op(life_);
     return bucket::visit(domain_, head_, comp_, key, std::forward<F>(f));
   }
   // Map: the key's value, held until the value_ptr is reset or destroyed (empty if absent).
   value_ptr get(const Key& key)
     requires api::is_map
   {
+    detail::lifetime_check::operation op(life_);
     return bucket::get(domain_, head_, comp_, key);
   }
 
@@ -82,6 +94,7 @@ class basic_guarded_hm_list
  private:
   template <class K, class... V>
   bool emplace(K&& key, V&&... value) {
+    detail::lifetime_check::operation op(life_);
     return bucket::emplace(domain_, head_, comp_, std::forward<K>(key), std::forward<V>(value)...);
   }
   template <class F>
@@ -90,6 +103,7 @@ class basic_guarded_hm_list
   }
 
   domain_type& domain_;
+  [[no_unique_address]] detail::lifetime_check life_;
   [[no_unique_address]] Compare comp_;
   typename bucket::link head_;
 };

@@ -25,6 +25,7 @@
 
 #include "../concepts.hpp"
 #include "../concurrent_ptr.hpp"
+#include "detail/lifetime_check.hpp"
 #include "detail/value_slot.hpp"
 
 namespace reclaim::ds {
@@ -62,6 +63,7 @@ class guarded_ms_queue {
   // Quiescent: frees the dummy, destroys the values left and frees their nodes (popped nodes are
   // the domain's).
   ~guarded_ms_queue() {
+    life_.before_destruction(domain_);
     node* dummy = head_.load(std::memory_order_relaxed).get();
     for (node* n = dummy->next.load(std::memory_order_relaxed).get(); n;) {
       node* next = n->next.load(std::memory_order_relaxed).get();
@@ -79,6 +81,7 @@ class guarded_ms_queue {
   template <class... Args>
   void emplace(Args&&... args) {
     node* fresh = domain_.template create<node>(std::in_place, std::forward<Args>(args)...);
+    detail::lifetime_check::operation op(life_);
     region_guard<Scheme> region(domain_);
     guard tail(region);
     for (;;) {
@@ -109,6 +112,7 @@ class guarded_ms_queue {
   }
 
   std::optional<T> pop() {
+    detail::lifetime_check::operation op(life_);
     region_guard<Scheme> region(domain_);
     guard head(region), next(region);
     for (;;) {
@@ -144,6 +148,7 @@ class guarded_ms_queue {
 
   // A snapshot: whether the queue was empty at some moment during the call.
   bool empty() {
+    detail::lifetime_check::operation op(life_);
     guard head(domain_);
     head.acquire(head_, std::memory_order_acquire);
     return !head->next.load(std::memory_order_acquire);
@@ -160,6 +165,7 @@ class guarded_ms_queue {
   };
 
   domain_type& domain_;
+  [[no_unique_address]] detail::lifetime_check life_;
   link head_;
   link tail_;
 };

@@ -41,6 +41,8 @@
 #include "../concepts.hpp"
 #include "../core/marked_ptr.hpp"
 #include "detail/container_api.hpp"
+#include "detail/lifetime_check.hpp"
+#include "detail/read_phase_compare.hpp"
 
 namespace reclaim::ds {
 
@@ -86,6 +88,7 @@ class basic_harris_list
                   "at a time and validates every read");
   }
   ~basic_harris_list() {
+    life_.before_destruction(domain_);
     for (link_node* n = first(); n != &tail_;) {
       link_node* next = n->next.load(std::memory_order_relaxed).get();
       delete as_node(n);
@@ -96,6 +99,7 @@ class basic_harris_list
   basic_harris_list& operator=(const basic_harris_list&) = delete;
 
   bool contains(const Key& key) {
+    detail::lifetime_check::operation op(life_);
     guard_type g(domain_);
     RECLAIM_READ_PHASE(g);
     window w = search(g, key);
@@ -107,6 +111,7 @@ class basic_harris_list
   template <class F>
     requires api::is_map
   bool visit(const Key& key, F&& f) {
+    detail::lifetime_check::operation op(life_);
     guard_type g(domain_);
     RECLAIM_READ_PHASE(g);
     window w = search(g, key);
@@ -117,6 +122,7 @@ class basic_harris_list
   }
 
   bool erase(const Key& key) {
+    detail::lifetime_check::operation op(life_);
     guard_type g(domain_);
     for (;;) {
       RECLAIM_READ_PHASE(g);
@@ -193,6 +199,7 @@ class basic_harris_list
 
   template <class K, class... V>
   bool emplace(K&& key, V&&... value) {
+    detail::lifetime_check::operation op(life_);
     guard_type g(domain_);
     node* fresh = nullptr;  // set only in write phases, before the next restart point
     for (;;) {
@@ -275,7 +282,8 @@ class basic_harris_list
   }
 
   domain_type& domain_;
-  [[no_unique_address]] Compare comp_;
+  [[no_unique_address]] detail::lifetime_check life_;
+  [[no_unique_address]] detail::read_phase_compare<Compare, Scheme> comp_;
   link_node tail_{nullptr};
   link_node head_{&tail_};
 };

@@ -32,6 +32,8 @@
 #include "detail/bucket_table.hpp"
 #include "detail/container_api.hpp"
 #include "detail/hm_bucket.hpp"
+#include "detail/lifetime_check.hpp"
+#include "detail/read_phase_compare.hpp"
 
 namespace reclaim::ds {
 
@@ -43,7 +45,8 @@ class basic_hm_hashmap
                                    Key, Value> {
   using api = detail::container_api<basic_hm_hashmap, Key, Value>;
   friend api;
-  using bucket = detail::hm_bucket<Key, Value, Scheme, Compare, Search>;
+  using bucket =
+      detail::hm_bucket<Key, Value, Scheme, detail::read_phase_compare<Compare, Scheme>, Search>;
   static constexpr bool restarts = Search == detail::hm_search::restart_after_helping;
 
  public:
@@ -84,19 +87,27 @@ class basic_hm_hashmap
                   "predecessor, the node and its successor), and this scheme's guard has fewer "
                   "hazard slots: use hp<reclaim::slots<3>> or more");
   }
-  ~basic_hm_hashmap() { table_.for_each_head(bucket::destroy_all); }
+  ~basic_hm_hashmap() {
+    life_.before_destruction(domain_);
+    table_.for_each_head(bucket::destroy_all);
+  }
   basic_hm_hashmap(const basic_hm_hashmap&) = delete;
   basic_hm_hashmap& operator=(const basic_hm_hashmap&) = delete;
 
   bool contains(const Key& key) {
+    detail::lifetime_check::operation op(life_);
     return bucket::lookup(domain_, head_of(key), comp_, key, nullptr);
   }
-  bool erase(const Key& key) { return bucket::erase(domain_, head_of(key), comp_, key); }
+  bool erase(const Key& key) {
+    detail::lifetime_check::operation op(life_);
+    return bucket::erase(domain_, head_of(key), comp_, key);
+  }
   // Map: calls f(const Value&) with the key's value, if present, while the node is protected; the
   // reference must not escape f. Returns whether the key was present.
   template <class F>
     requires api::is_map
   bool visit(const Key& key, F&& f) {
+    detail::lifetime_check::operation op(life_);
     return bucket::lookup(domain_, head_of(key), comp_, key, std::forward<F>(f));
   }
 
@@ -112,6 +123,7 @@ class basic_hm_hashmap
 
   template <class K, class... V>
   bool emplace(K&& key, V&&... value) {
+    detail::lifetime_check::operation op(life_);
     return bucket::emplace(domain_, head_of(key), comp_, std::forward<K>(key),
                            std::forward<V>(value)...);
   }
@@ -122,7 +134,8 @@ class basic_hm_hashmap
   }
 
   domain_type& domain_;
-  [[no_unique_address]] Compare comp_;
+  [[no_unique_address]] detail::lifetime_check life_;
+  [[no_unique_address]] detail::read_phase_compare<Compare, Scheme> comp_;
   detail::bucket_table<typename bucket::head_type, Hash> table_;
 };
 

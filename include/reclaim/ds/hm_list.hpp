@@ -23,6 +23,8 @@
 #include "../concepts.hpp"
 #include "detail/container_api.hpp"
 #include "detail/hm_bucket.hpp"
+#include "detail/lifetime_check.hpp"
+#include "detail/read_phase_compare.hpp"
 
 namespace reclaim::ds {
 
@@ -32,7 +34,8 @@ class basic_hm_list : public detail::container_api<
                           basic_hm_list<Key, Value, Scheme, Compare, Search>, Key, Value> {
   using api = detail::container_api<basic_hm_list, Key, Value>;
   friend api;
-  using bucket = detail::hm_bucket<Key, Value, Scheme, Compare, Search>;
+  using bucket =
+      detail::hm_bucket<Key, Value, Scheme, detail::read_phase_compare<Compare, Scheme>, Search>;
   static constexpr bool restarts = Search == detail::hm_search::restart_after_helping;
 
  public:
@@ -69,17 +72,27 @@ class basic_hm_list : public detail::container_api<
                   "predecessor, the node and its successor), and this scheme's guard has fewer "
                   "hazard slots: use hp<reclaim::slots<3>> or more");
   }
-  ~basic_hm_list() { bucket::destroy_all(head_); }
+  ~basic_hm_list() {
+    life_.before_destruction(domain_);
+    bucket::destroy_all(head_);
+  }
   basic_hm_list(const basic_hm_list&) = delete;
   basic_hm_list& operator=(const basic_hm_list&) = delete;
 
-  bool contains(const Key& key) { return bucket::lookup(domain_, head_, comp_, key, nullptr); }
-  bool erase(const Key& key) { return bucket::erase(domain_, head_, comp_, key); }
+  bool contains(const Key& key) {
+    detail::lifetime_check::operation op(life_);
+    return bucket::lookup(domain_, head_, comp_, key, nullptr);
+  }
+  bool erase(const Key& key) {
+    detail::lifetime_check::operation op(life_);
+    return bucket::erase(domain_, head_, comp_, key);
+  }
   // Map: calls f(const Value&) with the key's value, if present, while the node is protected; the
   // reference must not escape f. Returns whether the key was present.
   template <class F>
     requires api::is_map
   bool visit(const Key& key, F&& f) {
+    detail::lifetime_check::operation op(life_);
     return bucket::lookup(domain_, head_, comp_, key, std::forward<F>(f));
   }
 
@@ -90,6 +103,7 @@ class basic_hm_list : public detail::container_api<
  private:
   template <class K, class... V>
   bool emplace(K&& key, V&&... value) {
+    detail::lifetime_check::operation op(life_);
     return bucket::emplace(domain_, head_, comp_, std::forward<K>(key), std::forward<V>(value)...);
   }
   template <class F>
@@ -98,7 +112,8 @@ class basic_hm_list : public detail::container_api<
   }
 
   domain_type& domain_;
-  [[no_unique_address]] Compare comp_;
+  [[no_unique_address]] detail::lifetime_check life_;
+  [[no_unique_address]] detail::read_phase_compare<Compare, Scheme> comp_;
   typename bucket::head_type head_{};
 };
 

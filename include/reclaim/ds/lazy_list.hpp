@@ -33,6 +33,8 @@
 
 #include "../concepts.hpp"
 #include "detail/container_api.hpp"
+#include "detail/lifetime_check.hpp"
+#include "detail/read_phase_compare.hpp"
 #include "detail/spinlock.hpp"
 
 namespace reclaim::ds {
@@ -78,6 +80,7 @@ class basic_lazy_list
                   "hp<reclaim::slots<2>> or more");
   }
   ~basic_lazy_list() {
+    life_.before_destruction(domain_);
     for (link_node* n = head_.next.load(std::memory_order_relaxed); n != &tail_;) {
       link_node* next = n->next.load(std::memory_order_relaxed);
       delete as_node(n);
@@ -88,6 +91,7 @@ class basic_lazy_list
   basic_lazy_list& operator=(const basic_lazy_list&) = delete;
 
   bool contains(const Key& key) {
+    detail::lifetime_check::operation op(life_);
     guard_type g(domain_);
     RECLAIM_READ_PHASE(g);
     auto [pred, curr] = search(g, key);
@@ -99,6 +103,7 @@ class basic_lazy_list
   template <class F>
     requires api::is_map
   bool visit(const Key& key, F&& f) {
+    detail::lifetime_check::operation op(life_);
     guard_type g(domain_);
     RECLAIM_READ_PHASE(g);
     auto [pred, curr] = search(g, key);
@@ -109,6 +114,7 @@ class basic_lazy_list
   }
 
   bool erase(const Key& key) {
+    detail::lifetime_check::operation op(life_);
     guard_type g(domain_);
     for (;;) {
       RECLAIM_READ_PHASE(g);
@@ -187,6 +193,7 @@ class basic_lazy_list
 
   template <class K, class... V>
   bool emplace(K&& key, V&&... value) {
+    detail::lifetime_check::operation op(life_);
     guard_type g(domain_);
     for (;;) {
       RECLAIM_READ_PHASE(g);
@@ -235,7 +242,8 @@ class basic_lazy_list
   }
 
   domain_type& domain_;
-  [[no_unique_address]] Compare comp_;
+  [[no_unique_address]] detail::lifetime_check life_;
+  [[no_unique_address]] detail::read_phase_compare<Compare, Scheme> comp_;
   tail_type tail_ = make_tail();
   link_node head_{&tail_};
 };

@@ -61,6 +61,8 @@
 
 #include "../concepts.hpp"
 #include "detail/container_api.hpp"
+#include "detail/lifetime_check.hpp"
+#include "detail/read_phase_compare.hpp"
 #include "detail/spinlock.hpp"
 
 namespace reclaim::ds {
@@ -107,6 +109,7 @@ class basic_lazy_skiplist
                     "nbr<reclaim::reservations<13>> (or nbr_plus) for the default MaxHeight of 12");
   }
   ~basic_lazy_skiplist() {
+    life_.before_destruction(domain_);
     for (link_node* n = head_.links[0].load(std::memory_order_relaxed); n;) {
       link_node* next = n->next[0].load(std::memory_order_relaxed);
       destroy(as_node(n));
@@ -117,6 +120,7 @@ class basic_lazy_skiplist
   basic_lazy_skiplist& operator=(const basic_lazy_skiplist&) = delete;
 
   bool contains(const Key& key) {
+    detail::lifetime_check::operation op(life_);
     guard_type g(domain_);
     RECLAIM_READ_PHASE(g);
     position p;
@@ -129,6 +133,7 @@ class basic_lazy_skiplist
   template <class F>
     requires api::is_map
   bool visit(const Key& key, F&& f) {
+    detail::lifetime_check::operation op(life_);
     guard_type g(domain_);
     RECLAIM_READ_PHASE(g);
     position p;
@@ -140,6 +145,7 @@ class basic_lazy_skiplist
   }
 
   bool erase(const Key& key) {
+    detail::lifetime_check::operation op(life_);
     guard_type g(domain_);
     node* victim = nullptr;  // once set: locked and marked by us, so no one else retires it
     position p;
@@ -436,6 +442,7 @@ class basic_lazy_skiplist
 
   template <class K, class... V>
   bool emplace(K&& key, V&&... value) {
+    detail::lifetime_check::operation op(life_);
     guard_type g(domain_);
     const unsigned height = random_height();
     position p;
@@ -512,7 +519,8 @@ class basic_lazy_skiplist
   }
 
   domain_type& domain_;
-  [[no_unique_address]] Compare comp_;
+  [[no_unique_address]] detail::lifetime_check life_;
+  [[no_unique_address]] detail::read_phase_compare<Compare, Scheme> comp_;
   head_tower head_;
 };
 

@@ -37,6 +37,7 @@
 #include <utility>
 
 #include "../concepts.hpp"
+#include "detail/lifetime_check.hpp"
 #include "detail/value_slot.hpp"
 
 namespace reclaim::ds {
@@ -75,6 +76,7 @@ class ms_queue {
   // Quiescent: frees the dummy, destroys the values left and frees their nodes (popped nodes are
   // the domain's).
   ~ms_queue() {
+    life_.before_destruction(domain_);
     node* dummy = head_.load(std::memory_order_relaxed);
     for (node* n = dummy->next.load(std::memory_order_relaxed); n;) {
       node* next = n->next.load(std::memory_order_relaxed);
@@ -91,6 +93,7 @@ class ms_queue {
 
   template <class... Args>
   void emplace(Args&&... args) {
+    detail::lifetime_check::operation op(life_);
     guard_type g(domain_);
     node* fresh = g.template create<node>(std::in_place, std::forward<Args>(args)...);
     for (;;) {
@@ -120,6 +123,7 @@ class ms_queue {
   }
 
   std::optional<T> pop() {
+    detail::lifetime_check::operation op(life_);
     guard_type g(domain_);
     for (;;) {
       RECLAIM_READ_PHASE(g);
@@ -155,6 +159,7 @@ class ms_queue {
 
   // A snapshot: whether the queue was empty at some moment during the call.
   bool empty() {
+    detail::lifetime_check::operation op(life_);
     guard_type g(domain_);
     RECLAIM_READ_PHASE(g);
     node* head = g.protect(head_, 0);
@@ -173,6 +178,7 @@ class ms_queue {
   static_assert(restart_safe<node*>);
 
   domain_type& domain_;
+  [[no_unique_address]] detail::lifetime_check life_;
   std::atomic<node*> head_{nullptr};
   std::atomic<node*> tail_{nullptr};
 };

@@ -71,6 +71,8 @@
 #include "../concepts.hpp"
 #include "../core/marked_ptr.hpp"
 #include "detail/container_api.hpp"
+#include "detail/lifetime_check.hpp"
+#include "detail/read_phase_compare.hpp"
 
 namespace reclaim::ds {
 
@@ -118,6 +120,7 @@ class basic_nm_bst
                   "hp<reclaim::slots<4>> or more");
   }
   ~basic_nm_bst() {
+    life_.before_destruction(domain_);
     std::vector<node*> todo{inner_.child[left].load(std::memory_order_relaxed).get()};
     while (!todo.empty()) {
       node* n = todo.back();
@@ -132,6 +135,7 @@ class basic_nm_bst
   basic_nm_bst& operator=(const basic_nm_bst&) = delete;
 
   bool contains(const Key& key) {
+    detail::lifetime_check::operation op(life_);
     guard_type g(domain_);
     RECLAIM_READ_PHASE(g);
     return holds(seek(g, key).leaf, key);
@@ -142,6 +146,7 @@ class basic_nm_bst
   template <class F>
     requires api::is_map
   bool visit(const Key& key, F&& f) {
+    detail::lifetime_check::operation op(life_);
     guard_type g(domain_);
     RECLAIM_READ_PHASE(g);
     node* found = seek(g, key).leaf;
@@ -152,6 +157,7 @@ class basic_nm_bst
   }
 
   bool erase(const Key& key) {
+    detail::lifetime_check::operation op(life_);
     guard_type g(domain_);
     for (;;) {  // injection: flag the edge to the leaf
       RECLAIM_READ_PHASE(g);
@@ -376,6 +382,7 @@ class basic_nm_bst
 
   template <class K, class... V>
   bool emplace(K&& key, V&&... value) {
+    detail::lifetime_check::operation op(life_);
     guard_type g(domain_);
     for (;;) {
       RECLAIM_READ_PHASE(g);
@@ -467,7 +474,8 @@ class basic_nm_bst
   }
 
   domain_type& domain_;
-  [[no_unique_address]] Compare comp_;
+  [[no_unique_address]] detail::lifetime_check life_;
+  [[no_unique_address]] detail::read_phase_compare<Compare, Scheme> comp_;
   node inf0_{1, true};
   node inf1_{2, true};
   node inf2_{3, true};

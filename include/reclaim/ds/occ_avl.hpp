@@ -61,6 +61,8 @@
 
 #include "../concepts.hpp"
 #include "detail/container_api.hpp"
+#include "detail/lifetime_check.hpp"
+#include "detail/read_phase_compare.hpp"
 #include "detail/spinlock.hpp"
 
 namespace reclaim::ds {
@@ -113,6 +115,7 @@ class basic_occ_avl
                   "fewer hazard slots: use hp<reclaim::slots<3>> or more");
   }
   ~basic_occ_avl() {
+    life_.before_destruction(domain_);
     std::vector<node*> todo{holder_.child[right].load(std::memory_order_relaxed)};
     while (!todo.empty()) {
       node* n = todo.back();
@@ -127,6 +130,7 @@ class basic_occ_avl
   basic_occ_avl& operator=(const basic_occ_avl&) = delete;
 
   bool contains(const Key& key) {
+    detail::lifetime_check::operation op(life_);
     guard_type g(domain_);
     const position at = search(g, key);
     return at.found && present(at.n);
@@ -137,6 +141,7 @@ class basic_occ_avl
   template <class F>
     requires api::is_map
   bool visit(const Key& key, F&& f) {
+    detail::lifetime_check::operation op(life_);
     guard_type g(domain_);
     const position at = search(g, key);
     if (!at.found) return false;
@@ -148,6 +153,7 @@ class basic_occ_avl
   }
 
   bool erase(const Key& key) {
+    detail::lifetime_check::operation op(life_);
     guard_type g(domain_);
     for (;;) {
       const position at = search(g, key);
@@ -371,6 +377,7 @@ class basic_occ_avl
 
   template <class K, class... V>
   bool emplace(K&& key, V&&... value) {
+    detail::lifetime_check::operation op(life_);
     guard_type g(domain_);
     for (;;) {
       const position at = search(g, key);
@@ -702,7 +709,8 @@ class basic_occ_avl
   }
 
   domain_type& domain_;
-  [[no_unique_address]] Compare comp_;
+  [[no_unique_address]] detail::lifetime_check life_;
+  [[no_unique_address]] detail::read_phase_compare<Compare, Scheme> comp_;
   node holder_;  // the root is its right child; its version never moves
 };
 

@@ -29,6 +29,7 @@
 #include <utility>
 
 #include "../concepts.hpp"
+#include "detail/lifetime_check.hpp"
 #include "detail/value_slot.hpp"
 
 namespace reclaim::ds {
@@ -59,6 +60,7 @@ class treiber_stack {
   }
   // Quiescent: destroys the values left and frees their nodes (popped nodes are the domain's).
   ~treiber_stack() {
+    life_.before_destruction(domain_);
     for (node* n = top_.load(std::memory_order_relaxed); n;) {
       node* next = n->next;
       n->value.destroy();
@@ -73,6 +75,7 @@ class treiber_stack {
 
   template <class... Args>
   void emplace(Args&&... args) {
+    detail::lifetime_check::operation op(life_);
     guard_type g(domain_);
     node* fresh = g.template create<node>(std::forward<Args>(args)...);
     node* top = top_.load(std::memory_order_relaxed);
@@ -85,6 +88,7 @@ class treiber_stack {
   }
 
   std::optional<T> pop() {
+    detail::lifetime_check::operation op(life_);
     guard_type g(domain_);
     for (;;) {
       RECLAIM_READ_PHASE(g);
@@ -114,6 +118,7 @@ class treiber_stack {
   static_assert(restart_safe<node*>);
 
   domain_type& domain_;
+  [[no_unique_address]] detail::lifetime_check life_;
   std::atomic<node*> top_{nullptr};
 };
 

@@ -15,10 +15,11 @@
 //     holds, the pointer is protected; otherwise publish the clock's era in i's reservation with
 //     one DWCAS that also detaches its list ({list, old} -> {empty, new}), traverse the detached
 //     list (below), and try again.
-//   retire: nodes gather in the thread's batch; once it has max(N, H + 1) nodes (H: every
-//     reservation of the domain; scan_frequency<N>, default 64) the thread seals it: after a full
-//     fence it walks every reservation of every record, and gives each one whose era is >= the
-//     batch's minimum birth era one node of the batch (the assignment pass; if the batch has too
+//   retire: nodes gather in one of the thread's two batches, by birth era (see "Garbage
+//     bound"); once one has max(N, H + 1) nodes (H: every reservation of the domain;
+//     scan_frequency<N>, default 64) the thread seals it: after a full fence it walks every
+//     reservation of every record, and gives each one whose era is >= the batch's minimum
+//     birth era one node of the batch (the assignment pass; if the batch has too
 //     few nodes the seal waits for more, or flush() pads it with filler nodes). The batch's oldest
 //     node is its reference node: its counter starts at a bias (2^62). Then each assigned node is
 //     inserted at the head of its reservation's list by a DWCAS that also checks that the
@@ -102,15 +103,25 @@
 // clock, and publishes (one DWCAS) only when the era moved. Reclamation cost is O(H) per batch of
 // at least H + 1 nodes, nothing per node. crystalline_w where a reader must not starve.
 //
-// Garbage bound. A thread's unsealed batch holds at most max(N, H + 1) nodes (more only while the
-// registry grows faster than it retires). A stalled thread holding reservations with era E keeps
-// only batches whose minimum birth era is <= E: each such batch contains a node born at or before
-// E, so it keeps at most B x (nodes born by era E and retired since) nodes, B = max(N, H + 1) the
-// batch size; the nodes born later (everything allocated after the clock passed E) are freed as
-// usual. In a structure of S nodes where the clock advances every era_frequency<F> (default 64)
-// allocations of each of T threads: at most B x (S + F x T) nodes, whatever the others retire.
-// With amortized_free<K> the safe nodes wait on the freer's freeable list, bounded only while the
-// retire rate stays within K, so bounds_garbage is the free policy's.
+// Garbage bound. A stalled thread holding reservations with era E keeps the batches whose minimum
+// birth era is <= E. Each thread sorts its unsealed nodes into two batches
+// (detail/birth_sorted.hpp): those born at or before the oldest era an active reservation held at
+// its last seal (every seal reads every reservation anyway), and the younger ones. Once a thread
+// has sealed after the stall, that oldest era is E, so its young batches skip the stalled
+// reservation and its old batches hold only nodes born by E. A stalled thread therefore keeps (1)
+// the nodes born by E and retired since (hazard eras' bound: the nodes alive at its era, at most
+// S + F x T in a structure of S nodes whose clock advances every era_frequency<F> (default 64)
+// allocations of each of T threads), and (2) per retiring thread, the one batch it sealed before
+// it first saw the stall: at most
+// S + F x T + R x B nodes for R retiring threads, B = max(N, H + 1) the batch size, whatever the
+// others retire. Beside it each thread keeps two unsealed batches of fewer than B nodes each (more
+// only while the registry grows faster than it retires). The sort separates one era: a stalled
+// thread whose reservations hold different eras E1 < E2 (a reader stalled mid-traversal), or
+// threads stalled at different eras, keep a young batch whole for each node born between E1 and E2
+// that it holds (for those nodes the bound is B each, as before the sort; a traversal's eras
+// differ by the clock's advances during one operation). With amortized_free<K> the safe nodes wait
+// on the freer's freeable list, bounded only while the retire rate stays within K, so
+// bounds_garbage is the free policy's.
 //
 // Needs from a container: needs_validated_reads (as hp: an era protects only nodes reached through
 // validated reads, and a walk through removed nodes may reach a node born after every era it
@@ -124,9 +135,9 @@
 // is sealed, so moving a retired node's protection to a new reservation protects nothing, and the
 // old reservation's next era frees it at once (under hp a hazard moved the same way keeps the node
 // until the next scan). crystalline_w, as wfe: a helper may read the source shortly after the
-// reader's protect() returned, so a source outside the reclaimed nodes (a container's root) must
-// outlive the operations of every thread of the domain, and never lie in a node the reader frees
-// itself.
+// reader's protect() returned, so a container calls domain.wait_for_source_readers() first in its
+// destructor (every container of ds/ does), which returns once no helper can still read a source
+// of a returned protect(); and a source must never lie in a node the reader frees itself.
 //
 // Nesting. A nested guard gets its own level of K slots (allocated the first time a thread nests
 // that deep, kept for reuse), as hp's guards do. Sharing the outer guard's reservations would not
@@ -135,17 +146,17 @@
 // insertions of the older nodes, but not the batches already released).
 // Owned protections (what a reclaim::guard_ptr holds): one reservation each, from the pool.
 //
-// flush() seals the thread's partial batch (padded) and drains its free policy; synchronize()
+// flush() seals the thread's partial batches (padded) and drains its free policy; synchronize()
 // waits for the guards open at the call (core::domain_base::wait_for_open_guards); barrier()
-// gathers every unsealed node (each record's batch, borrowed between its retires through a
-// garbage_claim, and the orphans), seals it, then waits until every batch sealed before it is
-// freed (sealed batches count in one of two phases; a barrier flips the phase and waits for the
-// old one to drain) and frees what the freers left on their free policies. Thread exit (possibly
-// inside guards) releases every reservation of the record (crystalline_w: abandons the frozen
-// ones of its guards; a frozen one a live guard_ptr owns stays with it) and seals the partial
-// batch, padded; a batch belongs to no thread once sealed, so nothing waits for an exited thread.
-// Domain destruction destroys the unsealed batches; sealed ones are all freed by then (no guard or
-// guard_ptr may outlive the domain, so every reservation has been released).
+// gathers every unsealed node (each record's batches, borrowed between its retires through a
+// garbage_claim, and the orphans), seals it (sorted again, in two batches), then waits until every
+// batch sealed before it is freed (sealed batches count in one of two phases; a barrier flips the
+// phase and waits for the old one to drain) and frees what the freers left on their free policies.
+// Thread exit (possibly inside guards) releases every reservation of the record (crystalline_w:
+// abandons the frozen ones of its guards; a frozen one a live guard_ptr owns stays with it) and
+// seals the partial batches, padded; a batch belongs to no thread once sealed, so nothing waits for
+// an exited thread. Domain destruction destroys the unsealed batches; sealed ones are all freed by
+// then (no guard or guard_ptr may outlive the domain, so every reservation has been released).
 //
 // Progress. crystalline_l: protect() is lock-free (it retries while the clock moves). Under
 // crystalline_w it is wait-free apart from one thing both share: a publication is a DWCAS that
@@ -163,7 +174,11 @@
 // crystalline_w: the registration, the request word and the claims are DWCAS (seq_cst), which the
 // Dekker-style argument above needs; the request's fields are released before the request word and
 // acquired after it, and a helper that confirms the request still pending after reading them read
-// this request's fields (a later request's are written after this one is answered).
+// this request's fields (a later request's are written after this one is answered). A helper's
+// `helping` number: seq_cst RMWs around its helping, against wait_for_source_readers()'s seq_cst
+// fence and loads (the argument is there). The sort of retired nodes into two batches orders
+// nothing: a batch goes by its own minimum birth era, whatever nodes it holds, and the threshold
+// is the minimum of the eras the seal's DWCAS reads return.
 //
 // Differences from the paper. One DWCAS word per reservation ({list, era}) instead of separate
 // list and era words: a retirer's check of the era and its insertion are one atomic step, so the
@@ -173,6 +188,9 @@
 // barrier and exit pad a short batch with filler nodes (not counted in the stats) instead of
 // waiting for more retires. The owner caches the era it published, so the fast path reads no
 // shared reservation. Orphans (a failed padding at thread exit) are adopted by the next seal.
+// Each thread fills two batches, sorted by birth era, where the paper fills one: a batch that holds
+// one node born before a stall is kept whole, so with a long-lived population almost every batch
+// was (4.4x what hazard eras keep beside the same stall at 200K keys, docs/results.md).
 // crystalline_w: one request per thread (it is inside one protect() at a time) instead of one per
 // index; the request reservation and the frozen reservations above instead of the paper's
 // per-node hand-offs of the parent and of the answer (which need the parent node); the clock
@@ -184,7 +202,6 @@
 #include <atomic>
 #include <cassert>
 #include <cstdint>
-#include <limits>
 #include <memory>
 #include <new>
 #include <string_view>
@@ -196,8 +213,10 @@
 #include "../core/domain.hpp"
 #include "../core/dwcas.hpp"
 #include "../core/guard_base.hpp"
+#include "../core/misuse.hpp"
 #include "../core/policy.hpp"
 #include "../free/batch.hpp"
+#include "detail/birth_sorted.hpp"
 #include "detail/eras.hpp"
 #include "hp.hpp"  // slots<K>, the slot-count policy shared with the pointer family
 
@@ -356,7 +375,10 @@ struct crystalline_request {
   std::atomic<crystalline_reservation*> target{nullptr};
   // This thread as a helper: {requester's record, its pending word's hi} while it helps, {hold,
   // claimed} once the requester claimed it, {0, 0} otherwise.
-  alignas(core::cache_line) core::atomic_pair helping{};
+  alignas(core::cache_line) core::atomic_pair registration{};
+  // Odd while this thread helps (from before it reads any request until it is done with the
+  // sources), bumped by seq_cst RMWs: what wait_for_source_readers() waits on.
+  std::atomic<std::uint64_t> helping{0};
   // Owner only.
   std::uint64_t tag = 0;
   crystalline_hold* holds = nullptr;  // used ones, newest first
@@ -440,6 +462,11 @@ using crystalline_w = basic_crystalline<true, Policies...>;
 
 namespace detail {
 
+// A partial batch of a thread, and the size at which its next seal is tried (0: compute).
+struct crystalline_batch : forming_batch {
+  std::size_t next_attempt = 0;
+};
+
 template <class FreePolicy, unsigned K, bool WaitFree>
 struct crystalline_record : core::thread_record<FreePolicy> {
   using guard_level = crystalline_level<K>;
@@ -452,13 +479,12 @@ struct crystalline_record : core::thread_record<FreePolicy> {
   // Owner only (or a barrier that borrowed the record).
   guard_level levels;        // the outermost guard's slots; nested levels chained to it
   std::size_t protections = 0;  // reservations owned by live protections
-  core::retired_list batch;  // unsealed; its tail (the oldest) becomes the reference node
-  era_t batch_min = std::numeric_limits<era_t>::max();
-  std::size_t next_attempt = 0;  // batch size at which the next seal is tried (0: compute)
-  unsigned since_advance = 0;    // allocations since this thread advanced the clock
-  bool fenced = false;           // this owner fenced after taking the record (see the header)
+  // Unsealed, sorted by birth era; a batch's tail (its oldest node) becomes its reference node.
+  birth_sorted_batches<crystalline_batch> batches;
+  unsigned since_advance = 0;  // allocations since this thread advanced the clock
+  bool fenced = false;         // this owner fenced after taking the record (see the header)
 
-  void destroy_garbage() noexcept { batch.destroy_all(); }
+  void destroy_garbage() noexcept { batches.take_all().destroy_all(); }
 };
 
 }  // namespace detail
@@ -476,6 +502,7 @@ class basic_crystalline<WaitFree, Policies...>::domain
   using claim = core::garbage_claim;
   using holding = claim::scope<record>;
   using era_t = detail::era_t;
+  using batch = detail::crystalline_batch;
   static constexpr std::uint64_t inactive = reservation::inactive;
   static constexpr std::int64_t bias = std::int64_t{1} << 62;
 
@@ -515,6 +542,36 @@ class basic_crystalline<WaitFree, Policies...>::domain
     return helped_answers_.load(std::memory_order_relaxed);
   }
   std::uint64_t holds_made() const noexcept { return holds_made_.load(std::memory_order_relaxed); }
+
+  // Returns once no helper can still read a source of a protect() that has returned: a container
+  // calls it first in its destructor, since its sources (a queue's head and tail, a list's head)
+  // live in it (hides core::domain_base's). crystalline_l has no helpers: nothing to wait for.
+  // crystalline_w: a helper H may read a request's source after the requester's protect() took
+  // its answer and returned (it confirmed the request pending, then was delayed), and only while
+  // its `helping` number is odd: H makes it odd by a seq_cst RMW before it reads any request word,
+  // and even after its last read of a source. For each record this reads the number (seq_cst)
+  // and, if odd, waits until it changes (acquire: pairs with the even RMW, so H's reads of the
+  // source happen before what the caller frees next). A round of helping that H begins after our
+  // read of its number (its odd RMW later in the number's modification order, so later in S) is
+  // later in S than the answer of every request of the container's operations (each answered by
+  // a seq_cst CAS before its operation returned, which happens before this call), so H's seq_cst
+  // loads of those request words see them answered and it reads no source of theirs. A record
+  // registered after our walk read the registry: our fence precedes, in S, the fence its owner
+  // runs before it first helps (fence_once), so the same holds. A round that begins after our
+  // read is never waited for (no starvation): each record's wait ends at the first change.
+  void wait_for_source_readers() const noexcept {
+    if constexpr (wait_free) {
+      // seq_cst fence: ordered before the fence of any owner of a record our walk misses.
+      std::atomic_thread_fence(std::memory_order_seq_cst);
+      for (const record* o = this->threads_.head(); o; o = decltype(this->threads_)::next_of(o)) {
+        const auto& helping = o->request.helping;
+        const std::uint64_t seen = helping.load(std::memory_order_seq_cst);
+        if (seen % 2 == 0) continue;
+        core::waiter w(core::no_deadline);
+        while (helping.load(std::memory_order_acquire) == seen) (void)w.wait();
+      }
+    }
+  }
 
  private:
   friend class basic_crystalline::guard;
@@ -823,7 +880,7 @@ class basic_crystalline<WaitFree, Policies...>::domain
     std::int64_t claimed = 0;
     for (record* o = this->threads_.head(); o; o = decltype(this->threads_)::next_of(o)) {
       core::word_pair w = registered;
-      if (o->request.helping.compare_exchange(w, claim_word)) ++claimed;
+      if (o->request.registration.compare_exchange(w, claim_word)) ++claimed;
     }
     if (claimed == 0) return;
     holds_made_.fetch_add(1, std::memory_order_relaxed);
@@ -852,14 +909,21 @@ class basic_crystalline<WaitFree, Policies...>::domain
       close(r, h);
   }
 
-  // Before this thread advances the clock: answer every pending request.
+  // Before this thread advances the clock: answer every pending request, marked as helping for
+  // wait_for_source_readers() (see there) from before the first request it reads until it is done
+  // with the last source.
   void help_requests(record& me) noexcept
     requires wait_free
   {
     if (requests_.load(std::memory_order_seq_cst) == 0) [[likely]]
       return;
+    fence_once(me);  // a record registered after a waiter's walk: see wait_for_source_readers()
+    // seq_cst RMW: odd before we read a request; in S before our loads of the request words.
+    me.request.helping.fetch_add(1, std::memory_order_seq_cst);
     for (record* o = this->threads_.head(); o; o = decltype(this->threads_)::next_of(o))
       if (o != &me) help(me, *o);
+    // seq_cst RMW (a release): our reads of the sources happen before a waiter that reads it.
+    me.request.helping.fetch_add(1, std::memory_order_seq_cst);
   }
 
   void help(record& me, record& o) noexcept
@@ -870,7 +934,8 @@ class basic_crystalline<WaitFree, Policies...>::domain
     if (!(pending.hi & 1)) return;
     // Registered before the request is confirmed pending: if it still is, the requester finds
     // our registration when it claims, after the answer.
-    me.request.helping.store(core::word_pair{reinterpret_cast<std::uint64_t>(&o), pending.hi});
+    me.request.registration.store(
+        core::word_pair{reinterpret_cast<std::uint64_t>(&o), pending.hi});
     const void* src = rq.source.load(std::memory_order_acquire);
     const detail::source_loader loader = rq.loader.load(std::memory_order_acquire);
     reservation* q = rq.target.load(std::memory_order_acquire);
@@ -878,8 +943,8 @@ class basic_crystalline<WaitFree, Policies...>::domain
     if (rq.word.load() == pending && read_for(rq, *q, pending, loader, src, answer))
       helped_answers_.fetch_add(1, std::memory_order_relaxed);
     // Done with the source; if the requester claimed us meanwhile, we let its hold go.
-    core::word_pair mine = me.request.helping.load();
-    while (!me.request.helping.compare_exchange(mine, core::word_pair{0, 0})) {
+    core::word_pair mine = me.request.registration.load();
+    while (!me.request.registration.compare_exchange(mine, core::word_pair{0, 0})) {
     }
     if (mine.hi == detail::crystalline_request::claimed)
       release_hold(me, *reinterpret_cast<hold*>(mine.lo));
@@ -914,40 +979,47 @@ class basic_crystalline<WaitFree, Policies...>::domain
   void retire(record& r, core::retired_hook* hook) {
     holding garbage(r);
     r.count_retired(this->gauge_);
-    add_to_batch(r, as_node(hook));
-    if (r.next_attempt == 0) r.next_attempt = batch_size();
-    if (r.batch.size() >= r.next_attempt) [[unlikely]] {
-      if (seal(r, false))
-        r.next_attempt = 0;
+    batch& b = add_to_batch(r, as_node(hook));
+    if (b.next_attempt == 0) b.next_attempt = batch_size();
+    if (b.nodes.size() >= b.next_attempt) [[unlikely]] {
+      if (seal(r, b, false))
+        b.next_attempt = 0;
     }
   }
-  static void add_to_batch(record& r, node_base* n) noexcept {
-    r.batch_min = std::min(r.batch_min, n->birth_era);
-    r.batch.push(n);
+  // Adds n to the partial batch of its birth (detail/birth_sorted.hpp) and returns that batch.
+  static batch& add_to_batch(record& r, node_base* n) noexcept {
+    batch& b = r.batches.for_birth(n->birth_era);
+    b.add(n, n->birth_era);
+    return b;
   }
 
-  // Seals r's batch and inserts it into the reservations that need it. Without `pad`, gives up
-  // (returns false, nothing changed) when the batch has fewer nodes than those reservations, and
-  // tries again once it has one more than it needed; with `pad`, allocates fillers, giving up only
-  // if that fails. Run with r's claim held.
-  bool seal(record& r, bool pad) noexcept {
+  // Seals b, a partial batch of r, and inserts it into the reservations that need it. Without
+  // `pad`, gives up (returns false, nothing changed) when the batch has fewer nodes than those
+  // reservations, and tries again once it has one more than it needed; with `pad`, allocates
+  // fillers, giving up only if that fails. Its walk over the reservations gives r its next
+  // threshold, the oldest era reserved (detail/birth_sorted.hpp). Run with r's claim held.
+  bool seal(record& r, batch& b, bool pad) noexcept {
+    release_forgotten(r);
     adopt(r);
-    if (r.batch.empty()) return true;
+    if (b.nodes.empty()) return true;
     core::scan_timer timer(r.ctr);
     core::counters::add(r.ctr.scans, 1);
-    node_base* const ref = as_node(r.batch.tail());
-    const era_t min = r.batch_min;
+    node_base* const ref = as_node(b.nodes.tail());
+    const era_t min = b.min_birth;
     // See "Why nothing is freed while a reservation covers it" at the top.
     std::atomic_thread_fence(std::memory_order_seq_cst);
 
     // The assignment pass: one node per reservation that needs the batch.
-    node_base* next = as_node(r.batch.head());
+    node_base* next = as_node(b.nodes.head());
     core::retired_list pads;
     std::size_t needed = 0;
     bool short_of_nodes = false;
+    detail::oldest_reserved oldest(r.batches.old_up_to);
     auto assign = [&](reservation& x) {
       const core::word_pair w = x.word.load();
-      if (w.lo == inactive || w.hi < min) return;
+      if (w.lo == inactive) return;
+      oldest.reserved(w.hi);
+      if (w.hi < min) return;
       ++needed;
       if (next != ref) {
         next->target = &x;
@@ -968,27 +1040,27 @@ class basic_crystalline<WaitFree, Policies...>::domain
     for (record* other = this->threads_.head(); other;
          other = decltype(this->threads_)::next_of(other))
       other->pool.for_each([&](const reservation& x) { assign(const_cast<reservation&>(x)); });
+    r.batches.old_up_to = oldest.oldest();
     if (short_of_nodes) {
       while (core::retired_hook* f = pads.pop()) destroy_filler(f);
-      r.next_attempt = std::max(r.batch.size() + 1, needed + 1);
+      b.next_attempt = std::max(b.nodes.size() + 1, needed + 1);
       return false;
     }
     for (; next != ref; next = next_in_batch(next)) next->target = nullptr;
-    r.batch.splice(std::move(pads));  // in front: ref stays the tail
+    b.nodes.splice(std::move(pads));  // in front: ref stays the tail
 
     // The insertion pass. The counter holds the bias until every insertion is counted.
     ref->refs.store(bias, std::memory_order_relaxed);
-    ref->link = as_node(r.batch.head());
+    ref->link = as_node(b.nodes.head());
     const unsigned phase = phase_.load(std::memory_order_acquire);
     ref->birth_era = phase;
     in_flight_[phase].fetch_add(1, std::memory_order_relaxed);
     std::int64_t inserted = 0;
-    for (node_base* n = as_node(r.batch.head()); n != ref; n = next_in_batch(n)) {
+    for (node_base* n = as_node(b.nodes.head()); n != ref; n = next_in_batch(n)) {
       reservation* x = n->target;
       if (x && insert(*x, n, ref, min)) ++inserted;
     }
-    r.batch = core::retired_list{};  // the batch belongs to its reservations now
-    r.batch_min = std::numeric_limits<era_t>::max();
+    b = batch{};  // the batch belongs to its reservations now
     // acq_rel: the sealer's own decrement of the bias; zero means no reservation kept a node.
     if (ref->refs.fetch_add(inserted - bias, std::memory_order_acq_rel) == bias - inserted) {
       ref->batch = nullptr;
@@ -1013,14 +1085,28 @@ class basic_crystalline<WaitFree, Policies...>::domain
   // Garbage that an exiting thread could not seal joins ours, with its birth eras.
   void adopt(record& r) noexcept {
     core::retired_list orphans = this->adopt_orphans();
-    while (core::retired_hook* h = orphans.pop()) add_to_batch(r, as_node(h));
+    while (core::retired_hook* h = orphans.pop()) (void)add_to_batch(r, as_node(h));
+  }
+
+  // Seals both of r's partial batches, padded; false if one stays unsealed (no memory for the
+  // fillers). Claim held.
+  bool seal_padded(record& r) noexcept {
+    bool sealed = true;
+    r.batches.for_each([&](batch& b) {
+      if (seal(r, b, true))
+        b.next_attempt = 0;
+      else
+        sealed = false;
+    });
+    return sealed;
   }
 
   // ---- flush, grace periods, barrier, exit
 
   void flush_local(record& r) {
     holding garbage(r);
-    if (seal(r, true)) r.next_attempt = 0;
+    release_forgotten(r);
+    (void)seal_padded(r);  // out of memory: what stays unsealed waits for the next retires
     r.freeing.drain(r);
   }
 
@@ -1029,9 +1115,7 @@ class basic_crystalline<WaitFree, Policies...>::domain
   }
 
   static void take_garbage(record& r, typename base::gathered& into) noexcept {
-    into.unsafe.splice(std::move(r.batch));
-    r.batch_min = std::numeric_limits<era_t>::max();
-    r.next_attempt = 0;
+    into.unsafe.splice(r.batches.take_all());
     into.safe.splice(r.freeing.take());
   }
 
@@ -1040,17 +1124,18 @@ class basic_crystalline<WaitFree, Policies...>::domain
   // phases of in-flight counts: batches sealed before the flip count in the old one), and frees
   // what the freers left on their free policies' lists.
   bool barrier_locked(record& me, core::deadline d) {
+    release_forgotten(me);
     typename base::gathered g;
     bool done = this->gather(me, g, d, [](record& r, typename base::gathered& into) {
       return base::borrow_if_idle(r, r.claim.word, claim::free, claim::lent, into);
     });
     {
       holding garbage(me);
-      while (core::retired_hook* h = g.unsafe.pop()) add_to_batch(me, as_node(h));
-      if (!seal(me, true)) done = false;  // out of memory: it stays in our batch
-      else me.next_attempt = 0;
+      while (core::retired_hook* h = g.unsafe.pop()) (void)add_to_batch(me, as_node(h));
+      if (!seal_padded(me)) done = false;  // out of memory: it stays in our batches
     }
     this->free_now(me, std::move(g.safe));
+    refuse_own_protection(me);
     core::waiter w(d);
     const unsigned p = phase_.load(std::memory_order_relaxed);  // only barriers change it
     // acquire: pairs with the release decrements in free_batches().
@@ -1063,6 +1148,7 @@ class basic_crystalline<WaitFree, Policies...>::domain
     typename base::gathered late;
     for (record* r = this->threads_.head(); r && done; r = decltype(this->threads_)::next_of(r)) {
       core::waiter wr(d);
+      if (r->forgotten) continue;
       if (r == &me) {
         late.safe.splice(me.freeing.take());
         continue;
@@ -1080,6 +1166,70 @@ class basic_crystalline<WaitFree, Policies...>::domain
     return done;
   }
 
+  // A barrier waits until every sealed batch is freed. A reservation of the calling thread's own
+  // (a guard_ptr outside any guard: inside one the barrier is refused before) with a batch in its
+  // list keeps that batch until it is released: the barrier would wait for ever. Named and
+  // stopped instead.
+  static void refuse_own_protection(record& me) noexcept {
+    bool holds = false;
+    me.pool.for_each_owned([&](reservation& x) {
+      if (x.abandoned) return;
+      const std::uint64_t list = x.word.load().lo;
+      holds = holds || (list != 0 && list != inactive);
+    });
+    if (holds)
+      core::stop_on_misuse(
+          "barrier() would wait for ever: a guard_ptr of the calling thread protects a node "
+          "retired before the call; reset it before the barrier");
+  }
+
+  // In a child of fork(): r's thread does not exist here (core/registry.hpp). Single-word steps
+  // only (that thread may have stopped in the middle of the scheme's own code): under
+  // crystalline_w its helping round ends (a container's destruction would wait for it) and a
+  // pending request of its is answered with nothing, so that no helper reads its source again.
+  // Its reservations, which keep the batches inserted into them (and a barrier waits for every
+  // sealed batch), are released later, in release_forgotten(), by the next thread of the child
+  // that seals, flushes or runs a barrier: releasing one frees batches, which runs deleters, not
+  // for a fork handler to do.
+  void forget_thread(record& r) noexcept {
+    forgotten_pending_.store(true, std::memory_order_relaxed);
+    if constexpr (wait_free) {
+      auto& rq = r.request;
+      const std::uint64_t h = rq.helping.load(std::memory_order_relaxed);
+      rq.helping.store(h + (h & 1), std::memory_order_relaxed);
+      core::word_pair pending = rq.word.load();
+      if ((pending.hi & 1) && rq.word.compare_exchange(pending, core::word_pair{0, pending.hi - 1}))
+        requests_.fetch_sub(1, std::memory_order_relaxed);
+    }
+  }
+  // The reservations of forgotten records (forget_thread()), released on their behalf, as their
+  // owners would at exit: a frozen one goes to its hold (whose closer releases it), the others are
+  // deactivated here and their lists traversed, counted on `me`. Under crystalline_w a forgotten
+  // helper that a requester had claimed lets the requester's hold go. Once per fork.
+  void release_forgotten(record& me) noexcept {
+    if (!forgotten_pending_.load(std::memory_order_relaxed)) [[likely]]
+      return;
+    // relaxed: the fork handler set it before any other thread of the child existed (a thread's
+    // creation orders the rest); the exchange picks one thread to do it.
+    if (!forgotten_pending_.exchange(false, std::memory_order_relaxed)) return;
+    for (record* f = this->threads_.head(); f; f = decltype(this->threads_)::next_of(f)) {
+      if (!f->forgotten) continue;
+      f->pool.for_each_owned([&](reservation& x) {
+        if (x.abandoned) return;
+        if constexpr (wait_free)
+          if (x.frozen && x.frozen->abandon(x)) return;
+        if (const core::word_pair w = x.word.load(); w.lo != inactive) deactivate(me, x, w.hi);
+      });
+      if constexpr (wait_free) {
+        core::word_pair mine = f->request.registration.load();
+        while (!f->request.registration.compare_exchange(mine, core::word_pair{0, 0})) {
+        }
+        if (mine.hi == detail::crystalline_request::claimed)
+          release_hold(me, *reinterpret_cast<hold*>(mine.lo));
+      }
+    }
+  }
+
   // Thread exit (possibly inside guards): every reservation is released, and the partial batch is
   // sealed (padded), so that nothing waits for this record again; only if the padding cannot be
   // allocated does the batch go to the orphanage, for the next seal to adopt.
@@ -1093,12 +1243,8 @@ class basic_crystalline<WaitFree, Policies...>::domain
       if (x.abandoned || (x.frozen && x.frozen->open())) return;
       if (const core::word_pair w = x.word.load(); w.lo != inactive) deactivate(r, x, w.hi);
     });
-    if (!seal(r, true)) {
-      this->orphan(r, std::move(r.batch));
-      r.batch_min = std::numeric_limits<era_t>::max();
-    }
+    if (!seal_padded(r)) this->orphan(r, r.batches.take_all());
     r.freeing.drain(r);
-    r.next_attempt = 0;
     r.fenced = false;  // the next owner fences on its first use
     // since_advance is kept: short-lived threads that each allocate fewer than era_frequency
     // nodes still move the clock, through their records.
@@ -1113,6 +1259,8 @@ class basic_crystalline<WaitFree, Policies...>::domain
   alignas(core::cache_line) std::atomic<std::int64_t> requests_{0};
   std::atomic<std::uint64_t> helped_answers_{0};
   std::atomic<std::uint64_t> holds_made_{0};
+  // Set in a child of fork() that forgot records: their reservations wait for release_forgotten().
+  std::atomic<bool> forgotten_pending_{false};
 };
 
 template <bool WaitFree, class... Policies>

@@ -133,6 +133,7 @@ class debra<Policies...>::domain
       r.announce.exchange(e << 1, std::memory_order_seq_cst);
     }
     if (was & lent_bit) [[unlikely]] r.wait_until_given_back();
+    this->answer_handover(r);  // a barrier that could not borrow us asks
     if (e != r.seen_epoch) [[unlikely]] on_new_epoch(r, e);
     r.freeing.on_operation(r);
     if (++r.ops_since_check >= check_interval) [[unlikely]] {
@@ -266,6 +267,12 @@ class debra<Policies...>::domain
     r.freeing.drain(r);
     // release: pairs with the seq_cst loads of the checks, as in end().
     r.announce.store((r.seen_epoch << 1) | quiescent_bit, std::memory_order_release);
+  }
+
+  // In a child of fork(): r's thread does not exist here (core/registry.hpp). Quiescent, it holds
+  // the epoch back no more.
+  void forget_thread(record& r) noexcept {
+    r.announce.store((r.seen_epoch << 1) | quiescent_bit, std::memory_order_relaxed);
   }
 
   alignas(core::cache_line) std::atomic<std::uint64_t> epoch_{1};

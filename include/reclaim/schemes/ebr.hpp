@@ -146,6 +146,7 @@ class basic_ebr<Flavour, Policies...>::domain
       r.announce.exchange(e, std::memory_order_seq_cst);
     }
     if (was == lent) [[unlikely]] r.wait_until_given_back();
+    this->answer_handover(r);  // a barrier that could not borrow us asks
     if (e != r.local_epoch) [[unlikely]] on_new_epoch(r, e);
     r.freeing.on_operation(r);
     if (++r.entries_since_attempt >= advance_interval) [[unlikely]] {
@@ -265,6 +266,10 @@ class basic_ebr<Flavour, Policies...>::domain
     // release: pairs with the seq_cst load in can_advance(), as in end().
     r.announce.store(idle, std::memory_order_release);
   }
+
+  // In a child of fork(): r's thread does not exist here (core/registry.hpp). Idle, it holds the
+  // epoch back no more.
+  void forget_thread(record& r) noexcept { r.announce.store(idle, std::memory_order_relaxed); }
 
   alignas(core::cache_line) std::atomic<std::uint64_t> epoch_{1};
 };

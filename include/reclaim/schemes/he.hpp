@@ -36,6 +36,12 @@
 // Progress: protect() is lock-free (it retries while the clock advances; use wfe for a wait-free
 // protect); retire and scan are wait-free apart from the free calls.
 //
+// Out of memory: a retire takes its node and never throws (guard.retire() is noexcept;
+// domain.retire() throws std::bad_alloc only before taking the node, when the calling thread
+// registers or a nested guard needs its level's first block of slots). A scan whose snapshot
+// cannot grow reads every slot for each node instead (detail/era_reclaim.hpp), so retire, flush
+// and thread exit never fail or lose a node for want of memory.
+//
 // Memory model (why a node freed by a scan was not being read). Let a reader publish era e in a
 // slot with a seq_cst store S, then load the node's pointer with a seq_cst load P, read the clock
 // and find e again. Let a retirer unlink the node (U), then fence (F, seq_cst), read the clock (L,
@@ -54,7 +60,8 @@
 //
 // Differences from the paper: slots belong to guards (nesting), and guard_ptrs own slots from a
 // pool; the scan snapshots every published era into a sorted array (O(H log H) per scan, O(log H)
-// per node) instead of reading every slot for each node; the scan threshold grows with what the
+// per node) instead of reading every slot for each node (which it still does when the array
+// cannot have the memory it needs); the scan threshold grows with what the
 // last scan kept (no rescanning of nodes an old reservation keeps at every retire); the retire era
 // is read after a seq_cst fence (the paper's plain load does not order it after the unlink in the
 // C++ memory model).

@@ -62,8 +62,10 @@
 #include "../core/guard_base.hpp"
 #include "../core/guard_slots.hpp"
 #include "../core/marked_ptr.hpp"
+#include "../core/misuse.hpp"
 #include "../core/policy.hpp"
 #include "../core/signals.hpp"
+#include "../core/sorted_snapshot.hpp"
 #include "../free/batch.hpp"
 #include "detail/epoch_bags.hpp"
 
@@ -95,28 +97,10 @@ struct scan_policy {
 };
 
 // Each hazard read once per scan into an array, sorted: O(H log H + R log H) per scan of R nodes
-// among H hazards.
+// among H hazards (core/sorted_snapshot.hpp, which also says what it does out of memory).
 struct sorted_scan {
   static constexpr std::string_view name = "sorted";
-  class snapshot {
-   public:
-    template <class Find>
-    void take(Find&& find) {
-      hazards_.clear();
-      find([&](const void* p) {
-        hazards_.push_back(p);
-        return false;
-      });
-      std::sort(hazards_.begin(), hazards_.end());
-    }
-    template <class Find>
-    bool protects(const void* node, Find&&) const noexcept {
-      return std::binary_search(hazards_.begin(), hazards_.end(), node);
-    }
-
-   private:
-    std::vector<const void*> hazards_;  // capacity kept: no allocation in steady state
-  };
+  using snapshot = core::sorted_snapshot;
 };
 
 // No snapshot: each retired node is looked for in every slot of every record, as in paper 004's
@@ -127,7 +111,7 @@ struct naive_scan {
     template <class Find>
     void take(Find&&) noexcept {}
     template <class Find>
-    bool protects(const void* node, Find&& find) const {
+    bool protects(const void* node, Find&& find) const noexcept {
       return find([node](const void* p) { return p == node; });
     }
   };
@@ -203,6 +187,7 @@ struct hp_epoch_part {
   std::uint64_t seen_epoch = 0;
   epoch_bags bags;
   std::size_t next_attempt = 0;  // bags.size() at which the next retire tries the epoch
+  std::uint64_t epoch_at_last_attempt = 0;  // an attempt that finds it unchanged: the epoch is stuck
 };
 struct no_epoch_part {};
 
@@ -252,7 +237,8 @@ class hp<Policies...>::domain
   ~domain() {
 #ifndef NDEBUG
     this->threads_.for_each([](const record& r) {
-      assert(r.owned.all_free() && "reclaim: domain destroyed while a guard_ptr on it is alive");
+      assert((r.forgotten || r.owned.all_free()) &&
+             "reclaim: domain destroyed while a guard_ptr on it is alive");
     });
 #endif
     this->shutdown();
@@ -323,23 +309,38 @@ class hp<Policies...>::domain
       return r.hazards;
     return nested_block(r, level);
   }
-  // A guard or a holding protection closes on r: the operation ends with the outermost.
+  // A guard closes on r: the operation ends with the outermost.
   static void close(record& r) noexcept {
-    if (r.leave()) {
-      if constexpr (epochs) {
-        // release: our reads of nodes in this operation happen before a pass that sees us
-        // quiescent (seq_cst loads in try_advance()) lets the epoch advance towards freeing them.
-        r.ep.announce.store((r.ep.seen_epoch << 1) | detail::hp_epoch_part::quiescent_bit,
-                            std::memory_order_release);
-      }
-    }
+    if (r.leave()) deactivate(r);
   }
-  // Opens a level on r; the outermost announces the epoch under epoch_pop. Returns the level.
+  // Opens a level on r (an operation: what synchronize() waits for); the outermost makes the
+  // record active. Returns the level.
   unsigned enter(record& r) {
     const unsigned level = r.enter();
-    if constexpr (epochs)
-      if (level == 0) announce_epoch(r);
+    if (level == 0) activate(r);
     return level;
+  }
+
+  // The record's first guard or holding protection begins. Under the POP schemes it becomes active
+  // (pinged by scans from here on, core/ping.hpp), fenced before any re-read: under epoch_pop by
+  // the epoch's announcement, whose exchange is a full fence, otherwise by a fence of its own
+  // (pairs with the fence at the start of fence::heavy()). The other strategies keep no activity.
+  void activate(record& r) noexcept {
+    if (!fence::activate(r.fence)) return;
+    if constexpr (epochs)
+      announce_epoch(r);
+    else
+      std::atomic_thread_fence(std::memory_order_seq_cst);
+  }
+  // Its last one ends, every slot it used cleared.
+  static void deactivate(record& r) noexcept {
+    if (!fence::deactivate(r.fence)) return;
+    if constexpr (epochs) {
+      // release: our reads of nodes in this operation happen before a pass that sees us
+      // quiescent (seq_cst loads in try_advance()) lets the epoch advance towards freeing them.
+      r.ep.announce.store((r.ep.seen_epoch << 1) | detail::hp_epoch_part::quiescent_bit,
+                          std::memory_order_release);
+    }
   }
 
   // The block of nesting level `level`, allocated the first time a thread nests that deep (a
@@ -419,15 +420,20 @@ class hp<Policies...>::domain
     return found;
   }
 
+  // The heavy side of the fence (core/fence.hpp), before a reclaimer reads other threads' slots or
+  // guard depths: pairs with fence::publish() and light(), and under the POP schemes pings the
+  // active threads (counted as signals).
+  void run_heavy_side(record& r) const noexcept {
+    fence::heavy(
+        r.fence,
+        [&](auto&& f) { this->threads_.for_each([&](const record& other) { f(other.fence); }); },
+        r.ctr);
+  }
+
   // Moves the nodes of `list` that no hazard protects now into `safe`.
-  void take_unprotected(record& r, core::retired_list& list, core::retired_list& safe) {
+  void take_unprotected(record& r, core::retired_list& list, core::retired_list& safe) noexcept {
     core::scan_timer timer(r.ctr);
-    // The heavy side (core/fence.hpp): pairs with fence::publish() and light(); under hazard_pop
-    // it pings the threads of every record (counted as signals).
-    const std::size_t signals = fence::heavy(r.fence, [&](auto&& f) {
-      this->threads_.for_each([&](const record& other) { f(other.fence); });
-    });
-    core::counters::add(r.ctr.signals, signals);
+    run_heavy_side(r);
     const auto find = [&](auto&& f) { return find_hazard(f); };
     r.snapshot.take(find);
     list.partition_into(safe, [&](core::retired_hook* node) {
@@ -463,22 +469,29 @@ class hp<Policies...>::domain
   }
 
   // The garbage reached the next attempt: try to advance the epoch (a pass over every record) and
-  // free what that makes safe; when it reaches R, scan instead (a stalled thread holds the epoch).
-  // The next attempt comes R/8 retires later (never below R/2, never past R), so that a thread that
-  // advances the epoch alone frees its garbage long before it reaches R.
+  // free what that makes safe. Scan instead only when we hold R and the epoch is stuck (it has not
+  // moved since our last attempt, this one included: a thread stalls inside an operation of an old
+  // epoch), or when we hold 2R whatever the epoch does. So while no thread stalls no scan runs and
+  // no signal is sent, and the garbage stays below 2R + H per thread in any case (R + R/16 + H
+  // while a thread stalls). Attempts begin at R/4 and come every R/16 retires (one falls on R): a
+  // node is freed three epochs after its retire, so the epoch must move several times per R
+  // retires for the garbage to stay below R without scans.
   [[gnu::noinline]] void reclaim_epoch_first(record& r) requires epochs {
     const std::size_t threshold = scan_threshold();
-    if (r.ep.bags.size() >= threshold) {
-      scan(r);
-    } else {
+    if (r.ep.bags.size() < 2 * threshold) {
       try_advance(r);
       // seq_cst: as in announce_epoch(); a later tag for later retires is only safer.
       const std::uint64_t e = epoch_.load(std::memory_order_seq_cst);
       if (e != r.ep.seen_epoch) on_new_epoch(r, e);
     }
-    r.ep.next_attempt = std::min(
-        threshold,
-        std::max(threshold / 2, r.ep.bags.size() + std::max<std::size_t>(1, threshold / 8)));
+    const std::uint64_t now = epoch_.load(std::memory_order_relaxed);
+    const bool stuck = now == std::exchange(r.ep.epoch_at_last_attempt, now);
+    const std::size_t held = r.ep.bags.size();
+    if (held >= 2 * threshold || (stuck && held >= threshold)) scan(r);
+    const std::size_t left = r.ep.bags.size(), step = std::max<std::size_t>(1, threshold / 16);
+    std::size_t next = std::max(threshold / 4, left + step);
+    if (left < threshold) next = std::min(next, threshold);
+    r.ep.next_attempt = std::min(next, 2 * threshold);
   }
 
   // Every record quiescent or announcing the current epoch e: e -> e+1. Records registered after
@@ -503,8 +516,12 @@ class hp<Policies...>::domain
 
   // ----
 
-  // An operation here is an outermost guard: see core::domain_base::wait_for_open_guards.
-  bool wait_for_grace_period(record&, core::deadline d) const {
+  // An operation here is an outermost guard: see core::domain_base::wait_for_open_guards. Under
+  // the asymmetric strategies a reader's guard depth is published as its slots are, without a
+  // fence, so the heavy side runs first, as before a scan: either a reader's depth is visible, or
+  // its reads come after our earlier writes.
+  bool wait_for_grace_period(record& me, core::deadline d) const {
+    run_heavy_side(me);
     return this->wait_for_open_guards(d);
   }
 
@@ -522,16 +539,38 @@ class hp<Policies...>::domain
       return base::borrow_if_idle(r, r.claim.word, claim::free, claim::lent, into);
     });
     core::waiter w(d);
+    take_unprotected(me, g.unsafe, g.safe);
+    refuse_own_protection(me, g.unsafe);
     for (;;) {
-      take_unprotected(me, g.unsafe, g.safe);
       core::counters::add(me.ctr.scans, 1);
       if (g.unsafe.empty() || !w.wait()) break;
+      take_unprotected(me, g.unsafe, g.safe);
     }
     // Only what no one protects any more is safe: the rest waits in the orphanage (under
     // epoch_pop stamped with the epoch now, no older than any of its nodes' tags).
     std::uint64_t stamp = 0;
     if constexpr (epochs) stamp = epoch_.load(std::memory_order_seq_cst);
     return this->finish_barrier(me, g, done && g.unsafe.empty(), stamp);
+  }
+
+  // A barrier waits for the nodes a scan found protected. Those that the calling thread's own slots
+  // protect (its guard_ptrs or hazard_pointers outside any guard; inside a guard the barrier is
+  // refused before) would be waited for for ever: named and stopped instead.
+  static void refuse_own_protection(const record& me, const core::retired_list& left) noexcept {
+    bool own = false;
+    const auto in_block = [&](const auto& b) {
+      for (const auto& hazard : b.slots) {
+        const void* p = hazard.load(std::memory_order_relaxed);  // our own: program order
+        for (const core::retired_hook* n = left.head(); p && n && !own; n = n->next_retired)
+          own = p == n;
+      }
+    };
+    me.hazards.for_each(in_block);
+    me.owned.for_each(in_block);
+    if (own)
+      core::stop_on_misuse(
+          "barrier() would wait for ever: a guard_ptr or hazard_pointer of the calling thread "
+          "protects a node retired before the call; reset it before the barrier");
   }
 
   // A scan, and the free policy's safe garbage.
@@ -564,6 +603,18 @@ class hp<Policies...>::domain
       r.ep.announce.store((r.ep.seen_epoch << 1) | detail::hp_epoch_part::quiescent_bit,
                           std::memory_order_release);
     fence::leave(r.fence);
+  }
+
+  // In a child of fork(): r's thread does not exist here (core/registry.hpp) and reads nothing any
+  // more: its hazards go (single stores); under the POP schemes it is no longer pinged, and under
+  // epoch_pop it holds the epoch back no more.
+  void forget_thread(record& r) noexcept {
+    r.hazards.for_each_owned(clear<block>);
+    r.owned.for_each_owned(clear<typename decltype(r.owned)::block>);
+    fence::forget(r.fence);
+    if constexpr (epochs)
+      r.ep.announce.store((r.ep.seen_epoch << 1) | detail::hp_epoch_part::quiescent_bit,
+                          std::memory_order_relaxed);
   }
 
   // Hazard slots beyond each record's first block: nested guards' blocks and protections' pools.
@@ -616,9 +667,10 @@ class hp<Policies...>::guard : public core::guard_base<guard> {
 // any order, when the owner is destroyed; resetting only clears it, so that a protection used in
 // a loop takes its slot once. It belongs to its thread, as a guard does.
 //
-// Under epoch_pop a protection that protects something also keeps its thread inside an operation
-// (the epoch's protection), from its protect() to its reset or destruction, unless it borrows a
-// region's slot (the region's guard holds the operation then).
+// Under the POP schemes a protection that protects something also keeps its thread active, from its
+// protect() to its reset or destruction (pinged by scans; under epoch_pop also announcing an epoch,
+// the epoch's protection), unless it borrows a region's slot (the region's guard holds the thread
+// active then). It is not an operation: synchronize() does not wait for it.
 template <class... Policies>
 class hp<Policies...>::protection : core::thread_bound {
   using slot = typename domain::slot;
@@ -657,11 +709,13 @@ class hp<Policies...>::protection : core::thread_bound {
       loan_ = r.lender_.lend();
     }
   }
+  // The moved-from side owns no slot: it takes one from the pool on its next protect(), and gives
+  // that one back when it ends (a lent slot goes with the move, with its loan).
   protection(protection&& other) noexcept
       : domain_(other.domain_),
         record_(other.record_),
         hazard_(std::exchange(other.hazard_, nullptr)),
-        lent_(other.lent_),
+        lent_(std::exchange(other.lent_, false)),
         holding_(std::exchange(other.holding_, false)),
         loan_(std::move(other.loan_)) {}
   // Our protection ends, and the two slots change owners: the moved-from side keeps a slot for its
@@ -742,7 +796,8 @@ class hp<Policies...>::protection : core::thread_bound {
   // operation around it, but the free policy gets its turn first, as when a guard opens (guard_ptr
   // users may never open a guard; an amortized policy would then never free what scans found).
   // Under epoch_pop the retire runs inside an operation (its tag is the epoch announced).
-  void retire(core::retired_hook* node) {
+  // Never throws: the scan it may run needs no memory it cannot get.
+  void retire(core::retired_hook* node) noexcept {
     assert(record_ && "reclaim: retire through a protection that never protected");
     check_owner();
     core::garbage_claim::free_policy_step(*record_);
@@ -765,28 +820,30 @@ class hp<Policies...>::protection : core::thread_bound {
     return *hazard_;
   }
 
-  // epoch_pop: keeps the thread inside an operation while this protects (before the hazard is
-  // published, so that the epoch cannot pass the node either), unless the slot is a region's.
-  void hold() {
-    if constexpr (epochs) {
+  // The POP schemes: keeps the thread active while this protects (before the hazard is published,
+  // so that a scan pings us, and under epoch_pop the epoch cannot pass the node either), unless the
+  // slot is a region's.
+  void hold() noexcept {
+    if constexpr (holds_activity) {
       if (holding_ || lent_) return;
-      (void)domain_->enter(*record_);
+      domain_->activate(*record_);
       holding_ = true;
     }
   }
   void let_go() noexcept {
-    if constexpr (epochs) {
+    if constexpr (holds_activity) {
       if (!holding_) return;
       holding_ = false;
-      domain::close(*record_);
+      domain::deactivate(*record_);
     }
   }
+  static constexpr bool holds_activity = fence::tracks_activity;
 
   domain* domain_ = nullptr;
   typename domain::record* record_ = nullptr;
   slot* hazard_ = nullptr;
   bool lent_ = false;                // hazard_ is a region's slot, not the pool's
-  bool holding_ = false;             // epoch_pop: holds the thread inside an operation
+  bool holding_ = false;             // POP: holds the thread active
   [[no_unique_address]] core::loan loan_;  // while lent: debug builds count it in the region
 };
 

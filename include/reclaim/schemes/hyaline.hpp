@@ -39,24 +39,32 @@
 // slots suits many (its batches are k + 1 nodes whatever the thread count, and k slots are
 // contended by threads / k threads each).
 //
-// What it bounds. hyaline, hyaline_1: nothing (bounds_garbage = false): a thread stalled inside
-// an operation keeps a reference to every batch inserted into its slot after it entered, so all
-// garbage retired since stays. hyaline_s: a thread stalled in slot s holds the batches inserted
-// into s while it is inside: those inserted before s is seen overloaded (its threads owe
-// stall_threshold decrements: about stall_threshold batches, plus one per thread entering s at
-// that moment), and afterwards only batches whose minimum birth era is at most the era of s,
-// which no live thread raises any more: at most one batch per node born up to that era and
-// retired later. Each batch is k + 1 nodes (more if it adopted an exited thread's partial batch).
-// The bound needs a slot that is not overloaded to go to. A thread preempted inside an operation
-// also makes its slot owe decrements for a while; when every slot looks overloaded a thread
-// enters the one that owes least, and a stalled thread's slot owes more with every batch it
-// holds, so it is chosen last, but the bound then also depends on how long the others are
-// descheduled; with k = 1, or a stalled thread in every slot, nothing is bounded. So choose k
-// well above the number of threads that may stall or be descheduled at once (the default 32).
-// hyaline_1s: the
-// batches whose minimum birth era is at most the stalled thread's era: at most one batch per node
-// born by then (each such batch holds one), of records + 1 nodes each. Beside what a stalled
-// thread holds, each thread keeps a partial batch (fewer than k + 1, or records + 1, nodes).
+// What it bounds. hyaline, hyaline_1: nothing (bounds_garbage = false): a thread stalled inside an
+// operation keeps a reference to every batch inserted into its slot after it entered, so all
+// garbage retired since stays. The robust variants: a thread stalled with era s keeps the batches
+// whose minimum birth era is at most s, and each thread sorts its batches so that these hold the
+// nodes born by s, not younger ones beside them. It fills two (detail/birth_sorted.hpp): one for
+// the nodes born at or before the oldest era that a slot with a thread inside held when it last
+// inserted a batch (s, once it has seen the stalled slot: no live slot stays older), and one for
+// the younger nodes, whose batches then skip the stalled slot. So a stalled thread keeps (1) the
+// nodes born by s and retired since (hazard eras' bound: the nodes alive at its era, at most the
+// structure's size then plus the era_frequency allocations per thread while the clock read s); (2)
+// per retiring thread, two batches sorted before it saw the stall (the young batch it was filling,
+// and an old batch sorted by a threshold read from the live slots alone, before a young batch's
+// insertion looked at the stalled slot); (3) hyaline_s: the batches inserted into its slot before
+// the slot is seen overloaded (its threads owe stall_threshold decrements: about stall_threshold
+// batches, plus one per thread entering it then; until then they raise its era). Each batch is
+// k + 1 nodes, or records + 1 (more if it adopted an exited thread's partial batch). The sort
+// separates one stalled era: with threads stalled at several, a node born between the oldest and
+// the newest of their eras can keep a young batch whole (for those nodes the bound is one batch
+// each, as before the sort). hyaline_s's bound needs a slot that is not overloaded to go to. A
+// thread preempted inside an operation also makes its slot owe decrements for a while; when every
+// slot looks overloaded a thread enters the one that owes least, and a stalled thread's slot owes
+// more with every batch it holds, so it is chosen last, but the bound then also depends on how long
+// the others are descheduled; with k = 1, or a stalled thread in every slot, nothing is bounded. So
+// choose k well above the number of threads that may stall or be descheduled at once (the
+// default 32). Beside what a stalled thread holds, each thread keeps two partial batches (fewer
+// than k + 1, or records + 1, nodes each; the plain variants one).
 // With an amortized free policy the freeable list is bounded only while the retire rate stays
 // within the policy's K, so bounds_garbage = robust && free_policy::bounded.
 //
@@ -124,6 +132,10 @@
 // its protect, so the retirer's head CAS, which comes after it in the head's modification order as
 // shown above, counts it). A stalled thread's slot era stops moving, so batches whose nodes were
 // all born later skip it.
+// Which nodes share a batch changes nothing in this argument: a batch goes by the minimum birth of
+// its own nodes. The threshold that sorts them (detail/birth_sorted.hpp) is taken from the slot
+// eras the retire reads anyway, and for a slot skipped for its era from a look at its head (a
+// DWCAS read under hyaline_s, a relaxed load under hyaline_1s); it orders nothing.
 //
 // Memory orders. Slot heads: every operation a seq_cst RMW (atomic_pair's CAS; hyaline_1's
 // exchange and CAS): pushes publish the node's link and batch fields (release) to the leaving
@@ -133,21 +145,21 @@
 // them (acquire). The era and stall counters: seq_cst (eras, the argument above) and relaxed (the
 // stall counter is a heuristic that affects only which slot a thread picks).
 //
-// flush, synchronize, barrier, thread exit. flush() retires the thread's partial batch (and the
+// flush, synchronize, barrier, thread exit. flush() retires the thread's partial batches (and the
 // orphans) at once, padded with empty nodes of the scheme's own (allocated, never counted in the
 // stats) up to the size the slots need: the paper pads conceptually by counting, but a slot that
 // has a thread inside needs a node of its own to hold the reference, so real padding is the honest
 // form. synchronize(): every outermost guard open at the call has closed (a guard's depth closes
-// after its leave walk). barrier(): gathers every record's partial batch and freeable list
+// after its leave walk). barrier(): gathers every record's partial batches and freeable list
 // (borrowed between the owner's retires, core::garbage_claim) and the orphans, retires them as
 // one padded batch holding a sentinel node, pushes an empty padded batch over it (so that its
 // nodes do not wait for their slots' next retire), waits for the sentinel to be freed (every
 // thread inside at the push has left), then waits for the guards open at that point (leaves and
 // retires in flight, which may still owe older batches their last reference), and frees the
 // freeable lists again. Thread exit: the thread leaves its slot if it exits inside a guard and
-// retires its partial batch, padded as flush() does; only if the padding cannot be allocated
-// (exit must not throw) does the batch go to the orphanage, which the next retire of any thread
-// adopts into its partial batch (safe: retiring later only counts more threads). Domain
+// retires its partial batches, padded as flush() does; only if the padding cannot be allocated
+// (exit must not throw) do they go to the orphanage, which the next retire of any thread adopts
+// into its partial batches (safe: retiring later only counts more threads). Domain
 // destruction: slot lists are empty once no thread is inside (the last one out detaches the
 // list), so every retired batch has been freed; partial batches and orphans are destroyed there.
 // Who frees a batch counts the frees in its own record, through its free policy (amortized_free:
@@ -161,13 +173,16 @@
 // slots it meets (records registered since it was filled) waits for more nodes; hyaline_1 gives
 // each node its slot contribution at leave instead of at the push-over (one owner per slot: no one
 // else walks the list); flush pads with real nodes; the stall threshold defaults to 64 decrements
-// owed (the paper's code: 32768) so the bound above is a small number of batches.
+// owed (the paper's code: 32768) so the bound above is a small number of batches; the robust
+// variants fill two batches per thread, sorted by birth era, where the paper fills one (a batch
+// that holds one node born before a stall is kept whole, so with a long-lived population almost
+// every batch was: 3-4x what hazard eras keep beside the same stall at 200K keys,
+// docs/results.md).
 #pragma once
 #include <algorithm>
 #include <atomic>
 #include <cassert>
 #include <cstdint>
-#include <limits>
 #include <new>
 #include <string_view>
 #include <type_traits>
@@ -180,6 +195,7 @@
 #include "../core/policy.hpp"
 #include "../core/region_guard.hpp"
 #include "../free/batch.hpp"
+#include "detail/birth_sorted.hpp"
 #include "detail/eras.hpp"
 #include "hp.hpp"  // slots<K>
 
@@ -233,19 +249,18 @@ struct hyaline_record : core::thread_record<FreePolicy> {
   // Held around retires, frees and free-policy steps: a barrier borrows the garbage while free.
   alignas(core::cache_line) core::garbage_claim claim;
   // Owner only (or a barrier that borrowed the record).
-  core::retired_list batch;  // the partial batch
-  era_t batch_min = std::numeric_limits<era_t>::max();
+  birth_sorted_batches<> batches;  // the partial batches (robust: sorted by birth era)
   hyaline_node* handle = nullptr;  // the node on top of the slot when the thread entered
   unsigned slot = 0;               // hyaline, hyaline_s: the slot entered
+  // hyaline, hyaline_s: counted in `slot`'s head for certain (set after the entering CAS, cleared
+  // before the leaving one); read only in a child of fork() (domain::forget_thread()).
+  bool counted = false;
   era_t era = no_era;              // robust: the era the slot holds for this thread
   unsigned since_advance = 0;      // robust: allocations since the clock last advanced
   bool fenced = false;             // hyaline_1: ran its first-enter fence
   const unsigned index = hyaline_record_counter().fetch_add(1, std::memory_order_relaxed);
 
-  void destroy_garbage() noexcept {
-    batch.destroy_all();
-    batch_min = std::numeric_limits<era_t>::max();
-  }
+  void destroy_garbage() noexcept { batches.take_all().destroy_all(); }
 };
 
 }  // namespace detail
@@ -256,7 +271,7 @@ struct basic_hyaline : core::scheme_base<basic_hyaline<Slots, Robust, Policies..
   static constexpr bool robust = Robust;
   using free_policy = core::find_policy_t<free_policy_kind, batch_free, Policies...>;
   // hyaline, hyaline_s: k slots. 32 by default: a batch is k + 1 nodes, so k bounds both the
-  // partial batch each thread keeps and the work of a retire (k CASes per k + 1 nodes), while up
+  // partial batches each thread keeps and the work of a retire (k CASes per k + 1 nodes), while up
   // to 32 threads each get a slot to themselves (more share: threads / k per head).
   static constexpr unsigned slot_count =
       core::find_policy_t<hp_slots_kind, slots<32>, Policies...>::value;
@@ -313,8 +328,9 @@ class basic_hyaline<Slots, Robust, Policies...>::domain
   using claim = core::garbage_claim;
   using holding = claim::scope<record>;
   using node = detail::hyaline_node;
+  using partial = detail::forming_batch;
   using era_t = detail::era_t;
-  static constexpr era_t no_birth = std::numeric_limits<era_t>::max();
+  static constexpr era_t no_birth = partial::no_birth;
 
  public:
   using guard_type = basic_hyaline::guard;
@@ -427,6 +443,8 @@ class basic_hyaline<Slots, Robust, Policies...>::domain
       }
       r.slot = i;
       r.handle = ptr_of(seen.hi);
+      std::atomic_signal_fence(std::memory_order_seq_cst);  // after the CAS and the handle
+      r.counted = true;
       // seq_cst: the era the protects compare with is read after our enter (the argument above).
       if constexpr (Robust) r.era = s.access.load(std::memory_order_seq_cst);
     } else {
@@ -449,6 +467,8 @@ class basic_hyaline<Slots, Robust, Policies...>::domain
     if constexpr (shared_slots) {
       detail::hyaline_slot& s = slots_[r.slot];
       node* const handle = r.handle;
+      r.counted = false;
+      std::atomic_signal_fence(std::memory_order_seq_cst);  // before the leaving CAS
       core::word_pair seen{1, word_of(handle)};  // the usual case: alone, nothing pushed
       node* first;
       node* next = nullptr;
@@ -516,10 +536,17 @@ class basic_hyaline<Slots, Robust, Policies...>::domain
   void retire(record& r, core::retired_hook* hook) {
     holding garbage(r);
     r.count_retired(this->gauge_);
-    if constexpr (Robust) r.batch_min = std::min(r.batch_min, birth_of(hook));
-    r.batch.push(hook);
+    partial& b = join_batch(r, hook);
     adopt(r);  // a relaxed load while the orphanage is empty
-    if (r.batch.size() >= batch_target()) [[unlikely]] retire_own(r);
+    if (b.nodes.size() >= batch_target()) [[unlikely]] retire_own(r, b);
+  }
+
+  // Adds `hook` to the partial batch of its birth (robust; the plain variants keep one) and returns
+  // that batch.
+  static partial& join_batch(record& r, core::retired_hook* hook) noexcept {
+    partial& b = Robust ? r.batches.for_birth(birth_of(hook)) : r.batches.young;
+    b.add(hook, birth_of(hook));
+    return b;
   }
 
   // The nodes a batch needs now: one per slot it may be pushed onto, and the reference node.
@@ -530,24 +557,16 @@ class basic_hyaline<Slots, Robust, Policies...>::domain
       return this->threads_.size() + 1;
   }
 
-  // Adopts the orphans into the partial batch (claim held).
+  // Adopts the orphans into the partial batches, each node by its birth (claim held).
   void adopt(record& r) noexcept {
     core::retired_list o = this->adopt_orphans();
-    if (o.empty()) return;
-    if constexpr (Robust)
-      for (core::retired_hook* h = o.head(); h; h = h->next_retired)
-        r.batch_min = std::min(r.batch_min, birth_of(h));
-    r.batch.splice(std::move(o));
+    while (core::retired_hook* h = o.pop()) (void)join_batch(r, h);
   }
 
-  // The partial batch is full: retire it, unless records were added since (it waits for more).
-  void retire_own(record& r) {
-    core::retired_list b = std::move(r.batch);
-    const era_t m = std::exchange(r.batch_min, no_birth);
-    if (!retire_batch(r, b, m)) {
-      r.batch = std::move(b);
-      r.batch_min = m;
-    }
+  // A partial batch is full: retire it, unless records were added since (it waits for more).
+  void retire_own(record& r, partial& full) {
+    partial b = std::exchange(full, partial{});
+    if (!retire_batch(r, b.nodes, b.min_birth)) full = std::move(b);
   }
 
   // Retires `b` (unlinked nodes) as one batch whose minimum birth era is `min_birth`; false, with
@@ -577,13 +596,15 @@ class basic_hyaline<Slots, Robust, Policies...>::domain
       else
         skipped += contribution;
     };
+    detail::oldest_reserved oldest(me.batches.old_up_to);
     if constexpr (shared_slots) {
       for (auto& s : slots_)
-        push_or_skip([&](node* x) { return push_shared(s, x, min_birth, freed); });
+        push_or_skip([&](node* x) { return push_shared(s, x, min_birth, freed, oldest); });
     } else {
       for (record* o = first_record; o; o = decltype(this->threads_)::next_of(o))
-        push_or_skip([&](node* x) { return push_own(*o, x, min_birth); });
+        push_or_skip([&](node* x) { return push_own(*o, x, min_birth, oldest); });
     }
+    if constexpr (Robust) me.batches.old_up_to = oldest.oldest();
     // Pushed onto every slot: the batch may be freed already; don't touch it. Otherwise the
     // skipped slots' contributions are still missing, so it is alive until this adds them.
     if (skipped != 0) adjust(ref, skipped, freed);
@@ -594,16 +615,25 @@ class basic_hyaline<Slots, Robust, Policies...>::domain
 
   // Pushes x onto shared slot s if a thread is inside (and, robust, the slot's era covers the
   // batch); the node it covers gets its contribution and the references of the threads inside.
-  bool push_shared(detail::hyaline_slot& s, node* x, era_t min_birth,
-                   core::retired_list& freed) noexcept {
-    if constexpr (Robust)
-      if (s.access.load(std::memory_order_seq_cst) < min_birth) return false;
+  // Robust: tells `oldest` the era of a slot found with a thread inside.
+  bool push_shared(detail::hyaline_slot& s, node* x, era_t min_birth, core::retired_list& freed,
+                   [[maybe_unused]] detail::oldest_reserved& oldest) noexcept {
+    [[maybe_unused]] era_t era = detail::no_era;
+    if constexpr (Robust) {
+      era = s.access.load(std::memory_order_seq_cst);
+      if (era < min_birth) {
+        // Only the sort of later nodes depends on this look (detail/birth_sorted.hpp).
+        if (oldest.worth_checking(era) && s.head.load().lo != 0) oldest.reserved(era);
+        return false;
+      }
+    }
     core::word_pair seen = s.head.load();  // an RMW (see the top)
     for (;;) {
       if (seen.lo == 0) return false;
       x->slot_next = ptr_of(seen.hi);
       if (s.head.compare_exchange(seen, core::word_pair{seen.lo, word_of(x)})) break;
     }
+    if constexpr (Robust) oldest.reserved(era);
     if (node* prev = ptr_of(seen.hi)) {
       if constexpr (Robust)
         s.owed.fetch_add(static_cast<std::int64_t>(seen.lo), std::memory_order_relaxed);
@@ -613,10 +643,20 @@ class basic_hyaline<Slots, Robust, Policies...>::domain
   }
 
   // hyaline_1: pushes x onto o's slot if its owner is inside (era permitting). An idle slot is
-  // confirmed by a CAS that writes the value it read: an RMW (see the top).
-  bool push_own(record& o, node* x, era_t min_birth) noexcept {
-    if constexpr (Robust)
-      if (o.access.load(std::memory_order_seq_cst) < min_birth) return false;
+  // confirmed by a CAS that writes the value it read: an RMW (see the top). Robust: tells
+  // `oldest` the era of a slot found with its owner inside.
+  bool push_own(record& o, node* x, era_t min_birth,
+                [[maybe_unused]] detail::oldest_reserved& oldest) noexcept {
+    [[maybe_unused]] era_t era = detail::no_era;
+    if constexpr (Robust) {
+      era = o.access.load(std::memory_order_seq_cst);
+      if (era < min_birth) {
+        // relaxed: only the sort of later nodes depends on it (detail/birth_sorted.hpp).
+        if (oldest.worth_checking(era) && (o.head.load(std::memory_order_relaxed) & inside_bit))
+          oldest.reserved(era);
+        return false;
+      }
+    }
     std::uintptr_t v = 0;
     for (;;) {
       if ((v & inside_bit) == 0) {
@@ -625,8 +665,10 @@ class basic_hyaline<Slots, Robust, Policies...>::domain
       }
       x->slot_next = ptr_of(v);
       if (o.head.compare_exchange_strong(v, reinterpret_cast<std::uintptr_t>(x) | inside_bit,
-                                         std::memory_order_seq_cst))
+                                         std::memory_order_seq_cst)) {
+        if constexpr (Robust) oldest.reserved(era);
         return true;
+      }
     }
   }
 
@@ -693,20 +735,19 @@ class basic_hyaline<Slots, Robust, Policies...>::domain
   void flush_local(record& me) {
     holding garbage(me);
     adopt(me);
-    if (!me.batch.empty()) {
-      core::retired_list b = std::move(me.batch);
-      const era_t m = std::exchange(me.batch_min, no_birth);
+    me.batches.for_each([&](partial& left) {
+      if (left.nodes.empty()) return;
+      partial b = std::exchange(left, partial{});
       (void)me.enter();  // a guard's depth: a barrier waits for what this retire adjusts
       try {
-        retire_padded(me, b, m, nullptr);
+        retire_padded(me, b.nodes, b.min_birth, nullptr);
       } catch (...) {  // no memory for a pad: the batch stays partial (pads and all)
         (void)me.leave();
-        me.batch = std::move(b);
-        me.batch_min = m;
+        left = std::move(b);
         throw;
       }
       (void)me.leave();
-    }
+    });
     me.freeing.drain(me);
   }
 
@@ -715,8 +756,7 @@ class basic_hyaline<Slots, Robust, Policies...>::domain
   }
 
   static void take_garbage(record& r, typename base::gathered& into) noexcept {
-    into.unsafe.splice(std::move(r.batch));
-    r.batch_min = no_birth;
+    into.unsafe.splice(r.batches.take_all());
     into.safe.splice(r.freeing.take());
   }
 
@@ -756,7 +796,7 @@ class basic_hyaline<Slots, Robust, Policies...>::domain
     if constexpr (free_policy::keeps_safe_garbage) {
       core::retired_list safe = me.freeing.take();
       for (record* r = this->threads_.head(); r; r = decltype(this->threads_)::next_of(r)) {
-        if (r == &me) continue;
+        if (r == &me || r->forgotten) continue;
         core::waiter again(d);
         while (!r->try_borrow(r->claim.word, claim::free, claim::lent))
           if (!again.wait()) {
@@ -771,20 +811,42 @@ class basic_hyaline<Slots, Robust, Policies...>::domain
     return gathered;
   }
 
-  // Thread exit (possibly inside guards): leave the slot, retire the partial batch (padded), or
-  // if no memory is left for the padding hand it over (the next retire adopts it).
+  // In a child of fork(): r's thread does not exist here (core/registry.hpp); it stops being
+  // counted in its slot, so that the retires and barriers of the child do not wait for it to leave,
+  // with single-word steps only (that thread may have stopped in the middle of an enter or a
+  // leave). The batches pushed over while it was inside keep the decrement it owes them, and the
+  // list of its own slot (hyaline_1, hyaline_1s) keeps its contributions: those batches are never
+  // freed in the child, a leak of what was retired before the fork. A thread caught between its
+  // entering CAS and `counted` stays counted: its slot then holds every batch pushed onto it, as a
+  // thread stalled there would (hyaline_s's entering threads avoid the slot once it owes enough).
+  void forget_thread(record& r) noexcept {
+    if constexpr (shared_slots) {
+      if (!r.counted) return;
+      detail::hyaline_slot& s = slots_[r.slot];
+      core::word_pair seen = s.head.load();
+      while (!s.head.compare_exchange(seen, core::word_pair{seen.lo - 1, seen.hi})) {
+      }
+    } else {
+      r.head.store(0, std::memory_order_relaxed);
+    }
+  }
+
+  // Thread exit (possibly inside guards): leave the slot, retire the partial batches (padded), or
+  // if no memory is left for the padding hand them over (the next retire adopts them).
   void on_thread_exit(record& r) noexcept {
     holding garbage(r);
     if (r.level() != 0) leave_slot(r);
     adopt(r);
-    if (!r.batch.empty()) {
-      core::retired_list b = std::move(r.batch);
-      const era_t m = std::exchange(r.batch_min, no_birth);
+    core::retired_list unretired;  // one list: the record reserves one orphan header
+    r.batches.for_each([&](partial& left) {
+      if (left.nodes.empty()) return;
+      partial b = std::exchange(left, partial{});
       (void)r.enter();  // a guard's depth: a barrier waits for what this retire adjusts
-      const bool retired = retire_padded_nothrow(r, b, m);
+      const bool retired = retire_padded_nothrow(r, b.nodes, b.min_birth);
       (void)r.leave();
-      if (!retired) this->orphan(r, std::move(b));
-    }
+      if (!retired) unretired.splice(std::move(b.nodes));
+    });
+    this->orphan(r, std::move(unretired));
     r.freeing.drain(r);
   }
 

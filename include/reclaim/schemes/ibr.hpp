@@ -30,7 +30,8 @@
 // open), whose protect() moves upper.
 //
 // Progress: protect() lock-free (retries while the clock moves); retire and scan wait-free apart
-// from the free calls.
+// from the free calls. Out of memory: as he (a retire never throws once it has the node; a scan
+// that cannot grow its snapshot of the intervals reads them for each node instead).
 //
 // Memory model. As he's argument (he.hpp) with upper in place of a slot: the reader's seq_cst store
 // of upper = e precedes its seq_cst load of the pointer, which reads-before the unlink, which
@@ -168,22 +169,42 @@ class ibr<Policies...>::domain
     }
   }
 
-  // lower first, then upper (see the top of this file).
-  void take_snapshot(record& r) {
-    r.snapshot.clear();
+  // f(lower, upper) for every interval published now: lower first, then upper (see the top of
+  // this file), both seq_cst (acquire: pair with clear_interval()'s release stores).
+  template <class F>
+  void for_each_interval(F f) const {
     this->threads_.for_each([&](const record& o) {
       const era_t lo = o.lower.load(std::memory_order_seq_cst);
       if (lo == record::no_interval) return;
       const era_t hi = o.upper.load(std::memory_order_seq_cst);
-      if (hi >= lo) r.snapshot.emplace_back(lo, hi);
+      if (hi >= lo) f(lo, hi);
     });
+  }
+  // In memory the record keeps from scan to scan; throws std::bad_alloc when it must grow and
+  // cannot (the scan then reads the intervals for each node: covered_now()).
+  void take_snapshot(record& r) {
+    r.snapshot.clear();
+    for_each_interval([&](era_t lo, era_t hi) { r.snapshot.emplace_back(lo, hi); });
   }
   static bool covers(const record& r, era_t birth, era_t retire) noexcept {
     for (const auto& [lo, hi] : r.snapshot)
-      if (birth <= hi && retire >= lo) return true;
+      if (intersects(lo, hi, birth, retire)) return true;
     return false;
   }
+  bool covered_now(era_t birth, era_t retire) const noexcept {
+    bool covered = false;
+    for_each_interval(
+        [&](era_t lo, era_t hi) { covered = covered || intersects(lo, hi, birth, retire); });
+    return covered;
+  }
+  static bool intersects(era_t lo, era_t hi, era_t birth, era_t retire) noexcept {
+    return birth <= hi && retire >= lo;
+  }
   static void clear_reservations(record& r) noexcept { clear_interval(r); }
+  static void forget_reservations(record& r) noexcept { clear_interval(r); }
+  // A guard_ptr under ibr holds the thread's operation (region_hold): a barrier is refused before
+  // it looks at any node, so none is covered by the caller's own interval here.
+  static bool own_covers(const record&, era_t, era_t) noexcept { return false; }
   static void before_advance(record&) noexcept {}
 };
 
@@ -219,7 +240,7 @@ class ibr<Policies...>::guard : public detail::era_guard_base<guard> {
 
  private:
   friend class core::guard_base<guard>;
-  void retire_hook(core::retired_hook* node) { domain_.retire(record_, node); }
+  void retire_hook(core::retired_hook* node) noexcept { domain_.retire(record_, node); }
 
   domain& domain_;
   typename domain::record& record_;

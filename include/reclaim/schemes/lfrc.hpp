@@ -34,6 +34,12 @@
 // deleter given to retire() must end with `delete node` (the memory goes back to the free list).
 // Progress: protect() is lock-free (it retries while the source changes); release and retire are
 // wait-free apart from the destructor of a node they reclaim.
+// Out of memory: a retire takes its node and never throws (domain.retire() throws std::bad_alloc
+// only before taking it, when the calling thread registers or a nested guard needs its level's
+// first block of slots), and reclaiming a node, a thread's exit and a domain's destruction never
+// allocate what they cannot do without: a free block goes to a stack of its size, made with a
+// nothrow allocation, or failing that to the process's stack of that size, made when the size's
+// first block was allocated (detail/lfrc_memory.hpp). Only create() and new may throw.
 // Differences from the papers: Valois counts link references too and frees through the count
 // alone; here a node's unlinking is told by retire(), as in paper 003's implementation, so links
 // cost nothing and cycles cannot leak. The free list is per domain (each thread's cache, then the
@@ -121,7 +127,7 @@ class lfrc<Policies...>::domain : public core::domain_base<domain, detail::lfrc_
     free_.take_all([&](std::size_t size, header* chain) {
       header* last = chain;
       while (header* n = last->next.load(std::memory_order_relaxed)) last = n;
-      process.push(size, chain, last);
+      detail::lfrc::push_blocks(process, size, chain, last);
     });
   }
 
@@ -230,7 +236,7 @@ class lfrc<Policies...>::domain : public core::domain_base<domain, detail::lfrc_
     if (was == count_one + retired) claim_and_reclaim(r, h, node);
   }
 
-  void retire(record& r, core::retired_hook* hook) {
+  void retire(record& r, core::retired_hook* hook) noexcept {
     header* h = header_of(hook);
     assert(h->next.load(std::memory_order_relaxed) == detail::lfrc::live_mark &&
            "reclaim: lfrc: retiring something that is not a live lfrc node (node_base must be "
@@ -342,7 +348,7 @@ class lfrc<Policies...>::guard : public core::guard_base<guard> {
 
  private:
   friend class core::guard_base<guard>;
-  void retire_hook(core::retired_hook* node) { domain_.retire(record_, node); }
+  void retire_hook(core::retired_hook* node) noexcept { domain_.retire(record_, node); }
 
   domain& domain_;
   typename domain::record& record_;
@@ -432,8 +438,8 @@ class lfrc<Policies...>::protection : core::thread_bound {
     track();
   }
 
-  // Retires a node (tagged by core::to_retired) on this thread's record.
-  void retire(core::retired_hook* node) {
+  // Retires a node (tagged by core::to_retired) on this thread's record. Never throws.
+  void retire(core::retired_hook* node) noexcept {
     assert(record_ && "reclaim: retire through a protection that never protected");
     check_owner();
     domain_->retire(*record_, node);

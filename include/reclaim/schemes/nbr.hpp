@@ -65,13 +65,21 @@
 // Progress: lock-free operations (a restarted read phase restarts only after a reclaimer retired
 // a full bag); a round waits for the threads it saw reading, as described above.
 // Differences from the paper: the wait above; only threads in a read phase are signalled (the
-// paper signals every thread); the signal is sent with tgkill to the kernel thread id, safe after
-// the thread exited (pthread_kill on an exited thread is undefined): a reclaimer re-sends to the
-// saved id only while the reader's phase word has not moved, and exit moves it, so at most a
-// resend racing with the exit reaches the id. tgkill names our own process too, so an id reused
-// by another process is never signalled (ESRCH); one reused by a new thread of ours gets a
-// spurious signal, which its handler ignores outside a read phase and otherwise answers with a
-// harmless restart of the read phase from its root. A timestamp seen odd at the low watermark
+// paper signals every thread), and at most one signal is on its way to a thread at a time (its
+// mailbox, core/mailbox.hpp, says whether one is: a thread that blocks the signal gets one, and
+// its read phase, which cannot be neutralized then, is waited for until it ends on its own); the
+// signal is sent with tgkill to the kernel thread id in the mailbox, safe after the thread exited
+// (pthread_kill on an exited thread is undefined): a reclaimer re-sends to it only while the
+// reader's phase word has not moved, and exit moves it, so at most a resend racing with the exit
+// reaches the id. tgkill names our own process too, so an id reused by another process is never
+// signalled (ESRCH, after which the reader is not waited for: it runs nothing any more); one
+// reused by a new thread of ours gets a spurious signal, which its handler ignores outside a read
+// phase and otherwise answers with a harmless restart of the read phase from its root. Before a
+// round that signals anyone, the handler is checked to be still ours (core/signals.hpp: an
+// application that replaced it is stopped with a message). A user's comparison inside a read
+// phase runs in a window the signal does not cut (the restart waits until it returns:
+// detail/nbr_signal.hpp). In a child of fork() the parent's other threads are forgotten: out of
+// their read phases, their reservations cleared. A timestamp seen odd at the low watermark
 // needs the next round to complete (s + 3), where the paper's s + 2 would accept a round that had
 // only begun; garbage of exited threads goes to an orphanage instead of being lost; the signal is
 // configurable and must not already have a foreign handler (the domain's constructor throws,
@@ -92,6 +100,7 @@
 #include "../core/guard_base.hpp"
 #include "../core/guard_slots.hpp"
 #include "../core/policy.hpp"
+#include "../core/sorted_snapshot.hpp"
 #include "../free/batch.hpp"
 #include "detail/nbr_signal.hpp"
 
@@ -202,7 +211,9 @@ template <class FreePolicy, unsigned R>
 struct nbr_record : core::thread_record<FreePolicy> {
   // Read by reclaimers.
   alignas(core::cache_line) nbr_phase phase;
-  std::atomic<pid_t> tid{0};  // kernel thread id of the owner; published by the phase RMWs
+  // The owner's mailbox (core/mailbox.hpp: its kernel id, the signals on their way to it), held
+  // while bound; published by the phase RMWs.
+  std::atomic<core::thread_mailbox*> mailbox{nullptr};
   std::atomic<std::uint64_t> announce{0};  // nbr_plus: odd while the owner runs a signal round
   // The outermost guard's R reservations, and blocks for nested guards.
   reservation_block<R> reserved;
@@ -210,7 +221,7 @@ struct nbr_record : core::thread_record<FreePolicy> {
   alignas(core::cache_line) core::garbage_claim claim;
   // Owner only (or a barrier that borrowed the record).
   core::retired_list bag;  // newest first
-  bool bound = false;                                // tid set and signal unblocked
+  bool bound = false;                                // mailbox held and signal unblocked
   // nbr_plus: watching other threads' rounds since the bag crossed the low watermark.
   bool watching = false;
   const core::retired_hook* bookmark = nullptr;  // newest node retired before watching began
@@ -219,11 +230,23 @@ struct nbr_record : core::thread_record<FreePolicy> {
   // Scratch for rounds, kept to reuse its capacity.
   struct reader {
     const nbr_record* rec;
-    std::uint64_t seq;
-    pid_t tid;
+    std::uint64_t seq;  // the read phase it was seen in
+    core::thread_mailbox* mailbox;
   };
   std::vector<reader> readers;
-  std::vector<const core::retired_hook*> reserved_now;
+  core::sorted_snapshot reserved_now;  // every reservation, for a reclamation pass
+
+  nbr_record() = default;
+  nbr_record(const nbr_record&) = delete;
+  nbr_record& operator=(const nbr_record&) = delete;
+  // The domain is destroyed: no reclaimer is left to signal through this record.
+  ~nbr_record() { let_go_of_mailbox(); }
+  void let_go_of_mailbox() noexcept {
+    if (!bound) return;
+    bound = false;
+    // release: pairs with the acquire CAS of the mailbox's next taker (core::take_mailbox()).
+    mailbox.load(std::memory_order_relaxed)->holders.fetch_sub(1, std::memory_order_release);
+  }
 
   void destroy_garbage() noexcept { bag.destroy_all(); }
 };
@@ -275,10 +298,10 @@ class basic_nbr<Variant, Policies...>::domain
     assert((outer == nullptr || (outer->seq.load(std::memory_order_relaxed) & 1) == 0) &&
            "reclaim::nbr: an operation began inside a read phase; nest operations only outside "
            "read phases (between operations or in a write phase)");
+    if (!r.bound) [[unlikely]] bind(r);  // first: if it throws, nothing has changed
     const unsigned level = r.enter();
     block& b = level == 0 ? r.reserved : nested_block(r, level);
     if (level == 0) {
-      if (!r.bound) [[unlikely]] bind(r);
       detail::refresh_read_phase_mask();
       core::garbage_claim::free_policy_step(r);
     }
@@ -302,23 +325,28 @@ class basic_nbr<Variant, Policies...>::domain
   static void end(record& r, block& b, detail::nbr_phase* outer) noexcept {
     // First, so that a signal arriving during the rest of end() finds the thread not restartable.
     leave_read_phase(r);
+    detail::close_user_code();
     clear_reservations(b);
     r.leave();
     detail::current_phase.store(outer, std::memory_order_relaxed);
   }
 
   // The first operation of a thread on this record: who to signal, and make sure it can be.
-  [[gnu::noinline]] void bind(record& r) noexcept {
+  // Throws std::bad_alloc (the thread's first mailbox) before anything has changed.
+  [[gnu::noinline]] void bind(record& r) {
+    core::thread_mailbox& m = core::take_mailbox();
+    m.holders.fetch_add(1, std::memory_order_relaxed);  // we hold it already: no order needed
     // relaxed: published to reclaimers by the RMW that begins the first read phase (its release
     // part), which they read before this field.
-    r.tid.store(detail::this_thread_kernel_id(), std::memory_order_relaxed);
+    r.mailbox.store(&m, std::memory_order_relaxed);
     detail::unblock_signal(signal_);
+    assert(detail::no_handler_hides_from(signal_));
     r.bound = true;
   }
 
   static void leave_read_phase(record& r) noexcept {
     const std::uint64_t s = r.phase.seq.load(std::memory_order_relaxed);
-    // release: pairs with the acquire load in wait_for_readers(); the read phase's reads happen
+    // release: pairs with the acquire load in wait_for(); the read phase's reads happen
     // before the reclaimer's frees. (A signal between the load and the RMW restarts the read phase,
     // which is harmless: nothing has been done yet.)
     if (s & 1) r.phase.seq.fetch_add(1, std::memory_order_release);
@@ -347,7 +375,7 @@ class basic_nbr<Variant, Policies...>::domain
      ...);
     // seq_cst RMW (the paper's CAS): the reservations are visible before the thread stops being
     // restartable. Pairs with the seq_cst load in signal_round() and the acquire load in
-    // wait_for_readers(): a reclaimer that sees this even value then reads these reservations.
+    // wait_for(): a reclaimer that sees this even value then reads these reservations.
     r.phase.seq.fetch_add(1, std::memory_order_seq_cst);
   }
 
@@ -359,7 +387,8 @@ class basic_nbr<Variant, Policies...>::domain
     b.owner.count = 0;
   }
 
-  void retire(record& r, core::retired_hook* node) {
+  // Never throws: rounds and reclamation passes need no memory they cannot get.
+  void retire(record& r, core::retired_hook* node) noexcept {
     assert((r.phase.seq.load(std::memory_order_relaxed) & 1) == 0 && "retire inside a read phase");
     holding garbage(r);
     r.bag.push(node);
@@ -450,43 +479,66 @@ class basic_nbr<Variant, Policies...>::domain
 
   // Signals every other thread seen in a read phase, then waits until each has left that read
   // phase (restarted by its handler, or gone on to a write phase or the end of its operation).
-  void signal_round(record& r) {
+  // Needs no memory it cannot get: without room to remember a reader, it waits for it at once.
+  void signal_round(record& r) noexcept {
     r.readers.clear();
+    bool handler_checked = false;
     for (const record* other = this->threads_.head(); other;
          other = decltype(this->threads_)::next_of(other)) {
       if (other == &r) continue;
       // seq_cst: pairs with the seq_cst RMWs in begin_read_phase() and write_phase(); the
-      // acquire part makes an even value carry that thread's reservations and its tid.
+      // acquire part makes an even value carry that thread's reservations and its mailbox.
       const std::uint64_t s = other->phase.seq.load(std::memory_order_seq_cst);
       if ((s & 1) == 0) continue;
-      const pid_t tid = other->tid.load(std::memory_order_relaxed);
-      r.readers.push_back({other, s, tid});
-      detail::send_signal(tid, signal_);
-      core::counters::add(r.ctr.signals, 1);
+      if (!std::exchange(handler_checked, true))
+        core::require_signal_handler(signal_, "nbr", &detail::nbr_on_signal);
+      const typename record::reader reader{other, s,
+                                           other->mailbox.load(std::memory_order_relaxed)};
+      if (!signal(r, reader)) continue;
+      try {
+        r.readers.push_back(reader);
+      } catch (const std::bad_alloc&) {
+        wait_for(r, reader);
+      }
     }
-    wait_for_readers(r);
+    for (const auto& reader : r.readers) wait_for(r, reader);
     core::counters::add(r.ctr.epochs, 1);  // a completed round is a (relaxed) grace period
+  }
+
+  // Sends the signal to a reader unless one is still on its way to it (it has not run the handler
+  // yet: it is descheduled, or it blocks the signal, which then stays pending): pending real-time
+  // signals queue up, and their number is limited for the whole user (core/mailbox.hpp). False if
+  // the thread is gone.
+  bool signal(record& r, const typename record::reader& reader) const noexcept {
+    switch (core::send_once(*reader.mailbox, signal_)) {
+      case core::sent::now:
+        core::counters::add(r.ctr.signals, 1);
+        return true;
+      case core::sent::already_on_its_way:
+        return true;
+      case core::sent::thread_gone:
+        return false;
+    }
+    return false;
   }
 
   // A reader that got the signal while another handler of the application ran on top of its read
   // phase declines to restart (nbr_on_signal()); it is signalled again every resend_after yields
-  // until it restarts or leaves its read phase on its own.
+  // until it restarts or leaves its read phase on its own (not while a signal is still on its way:
+  // a thread that blocks the signal leaves its read phase on its own, its read phases being short).
+  // A thread that is gone (its id unknown: it exited, or belonged to the parent of this forked
+  // process) runs nothing any more: it is not waited for.
   static constexpr unsigned resend_after = 1024;
 
-  void wait_for_readers(record& r) const {
-    for (const auto& reader : r.readers) {
-      unsigned spins = 0;
-      // acquire: pairs with the release in nbr_on_signal() and leave_read_phase() and with the
-      // RMW in write_phase(): the reader's reads (and its reservations) happen before our frees.
-      while (reader.rec->phase.seq.load(std::memory_order_acquire) == reader.seq) {
-        // The reader may need this core to run its handler (threads may outnumber cores).
-        if (++spins < 64) continue;
-        std::this_thread::yield();
-        if (spins % resend_after == 0) {
-          detail::send_signal(reader.tid, signal_);
-          core::counters::add(r.ctr.signals, 1);
-        }
-      }
+  void wait_for(record& r, const typename record::reader& reader) const noexcept {
+    unsigned spins = 0;
+    // acquire: pairs with the release in leave_neutralized() and leave_read_phase() and with the
+    // RMW in write_phase(): the reader's reads (and its reservations) happen before our frees.
+    while (reader.rec->phase.seq.load(std::memory_order_acquire) == reader.seq) {
+      // The reader may need this core to run its handler (threads may outnumber cores).
+      if (++spins < 64) continue;
+      std::this_thread::yield();
+      if (spins % resend_after == 0 && !signal(r, reader)) return;
     }
   }
 
@@ -503,18 +555,24 @@ class basic_nbr<Variant, Policies...>::domain
   // of its snapshot; a reader the snapshot misses begins its read phase after the fence in S, and
   // its reads see the unlink (under the same assumption as every read phase: the RMW that begins
   // it orders later loads like a full fence; see the top of this file).
-  void start_watching(record& r) {
-    r.watching = true;
+  // Out of memory for the announcements, it does not watch: the bag then waits for a round of its
+  // own at the high watermark, as under nbr.
+  void start_watching(record& r) noexcept {
     r.bookmark = r.bag.head();
     r.retires_since_check = 0;
     r.announces_seen.clear();
     std::atomic_thread_fence(std::memory_order_seq_cst);
-    for (const record* other = this->threads_.head(); other;
-         other = decltype(this->threads_)::next_of(other)) {
-      if (other == &r) continue;
-      // acquire: pairs with the release that ends a round; seq_cst would not add anything here,
-      // since only later values matter.
-      r.announces_seen.emplace_back(other, other->announce.load(std::memory_order_acquire));
+    try {
+      for (const record* other = this->threads_.head(); other;
+           other = decltype(this->threads_)::next_of(other)) {
+        if (other == &r) continue;
+        // acquire: pairs with the release that ends a round; seq_cst would not add anything
+        // here, since only later values matter.
+        r.announces_seen.emplace_back(other, other->announce.load(std::memory_order_acquire));
+      }
+      r.watching = true;
+    } catch (const std::bad_alloc&) {
+      r.watching = false;
     }
   }
 
@@ -545,11 +603,12 @@ class basic_nbr<Variant, Policies...>::domain
   }
 
   // Moves the nodes of `list` that no write phase reserves now into `safe` (a reclamation pass).
-  void take_unreserved(record& r, core::retired_list& list, core::retired_list& safe) {
+  void take_unreserved(record& r, core::retired_list& list, core::retired_list& safe) noexcept {
     core::scan_timer timer(r.ctr);
-    collect_reservations(r);
+    const auto find = [&](auto&& f) { return find_reservation(f); };
+    r.reserved_now.take(find);
     list.partition_into(safe, [&](core::retired_hook* node) {
-      return !std::binary_search(r.reserved_now.begin(), r.reserved_now.end(), node);
+      return !r.reserved_now.protects(static_cast<const void*>(node), find);
     });
     core::counters::add(r.ctr.scans, 1);
   }
@@ -578,21 +637,34 @@ class basic_nbr<Variant, Policies...>::domain
     return old;
   }
 
-  // Every reservation of every record and every nesting level, ours included, sorted for lookup.
-  void collect_reservations(record& r) const {
-    r.reserved_now.clear();
-    for (const record* other = this->threads_.head(); other;
+  // f(p) for every reservation p of every record and every nesting level, ours included, until f
+  // returns true; whether it did.
+  template <class F>
+  bool find_reservation(F&& f) const {
+    bool found = false;
+    for (const record* other = this->threads_.head(); other && !found;
          other = decltype(this->threads_)::next_of(other)) {
       other->reserved.for_each([&](const block& b) {
         for (const auto& slot : b.slots) {
+          if (found) return;
           // acquire: pairs with the release stores in clear_reservations() (and, through the
           // phase word read in the round, with the RMW in write_phase()).
-          if (const core::retired_hook* p = slot.load(std::memory_order_acquire))
-            r.reserved_now.push_back(p);
+          if (const core::retired_hook* p = slot.load(std::memory_order_acquire)) found = f(p);
         }
       });
     }
-    std::sort(r.reserved_now.begin(), r.reserved_now.end());
+    return found;
+  }
+
+  // In a child of fork(): r's thread does not exist here (core/registry.hpp) and reads nothing any
+  // more: out of any read phase, so that no round waits for it, and its reservations go.
+  void forget_thread(record& r) noexcept {
+    const std::uint64_t s = r.phase.seq.load(std::memory_order_relaxed);
+    r.phase.seq.store(s + (s & 1), std::memory_order_relaxed);
+    r.reserved.for_each_owned([](block& b) {
+      for (auto& slot : b.slots) slot.store(nullptr, std::memory_order_relaxed);
+    });
+    r.bound = false;  // its mailbox is free again (core/mailbox.hpp)
   }
 
   // Thread exit, possibly inside an operation: the record leaves any read phase and drops its
@@ -610,7 +682,7 @@ class basic_nbr<Variant, Policies...>::domain
     r.freeing.drain(r);
     if (detail::current_phase.load(std::memory_order_relaxed) == &r.phase)
       detail::current_phase.store(nullptr, std::memory_order_relaxed);
-    r.bound = false;
+    r.let_go_of_mailbox();
     r.watching = false;
     r.bookmark = nullptr;
   }
@@ -649,6 +721,11 @@ class basic_nbr<Variant, Policies...>::guard : public core::guard_base<guard> {
   // The phase markers (RECLAIM_READ_PHASE calls the first two).
   void leave_read_phase() noexcept { domain::leave_read_phase(record_); }
   void begin_read_phase() noexcept { domain::begin_read_phase(record_, block_); }
+  // Around user code inside a read phase (a comparison, a hash), which a neutralizing signal must
+  // not cut: the restart waits for leave_user_code() (schemes/detail/nbr_signal.hpp). Containers
+  // use them through ds/detail/read_phase_compare.hpp.
+  static void enter_user_code() noexcept { detail::enter_user_code(); }
+  static void leave_user_code() noexcept { detail::leave_user_code(); }
   // Ends the read phase, reserving the given nodes (nullptr allowed): from here on the operation
   // may dereference only these and nodes it allocated.
   template <class... Nodes>

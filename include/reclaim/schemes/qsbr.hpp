@@ -126,6 +126,10 @@ class qsbr<Policies...>::domain
     if (r.leave()) quiescent_state(r);
   }
 
+  // In a child of fork(): r's thread does not exist here (core/registry.hpp). Offline, it holds no
+  // grace period back.
+  void forget_thread(record& r) noexcept { r.announce.store(offline, std::memory_order_relaxed); }
+
   // Why a list tagged t is safe at t+3. X unlinks n, then reads the epoch: t. X's announcements
   // before that were of epochs it read earlier, so <= t (read-read coherence); the epoch reaches
   // t+2 only after a scan saw X announce t+1 or go offline, both stores after the unlink (release;

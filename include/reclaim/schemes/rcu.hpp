@@ -131,9 +131,14 @@ class rcu<Policies...>::domain : public core::domain_base<domain, detail::rcu_re
       if (now == e) [[likely]] break;
       e = now;
     }
+    this->answer_handover(r);  // a barrier that could not borrow us asks
     r.freeing.on_operation(r);
     return r;
   }
+
+  // In a child of fork(): r's thread does not exist here (core/registry.hpp). Its reservation
+  // goes, so that it blocks no node.
+  void forget_thread(record& r) noexcept { r.reservation.store(none, std::memory_order_relaxed); }
 
   void end(record& r) noexcept {
     if (!r.leave()) return;

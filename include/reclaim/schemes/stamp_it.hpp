@@ -26,6 +26,11 @@
 // Needs from a container: only the start and end of each operation (the guard); nodes derive
 // from stamp_it<>::node_base (the retire link and the stamp).
 // Progress: entering and leaving are lock-free (section 3.3 of the paper); retire is wait-free.
+// Out of memory: entering a region and retiring never throw once the thread is registered (its
+// first use of the domain may throw std::bad_alloc, before a node is taken), and exit allocates
+// nothing. A hand-over to the global list spends one of two headers the record keeps and takes a
+// new one at the next region's entry; when that allocation fails, hand-overs wait (the list
+// stays its owner's, freed as the tail stamp allows) and the header the exit needs stays at hand.
 //
 // Why "stamp <= tail stamp" is safe. X unlinks n, then, after a full fence, reads head's stamp h
 // and stamps n with it. Let R hold n, inside a region whose push took stamp s with a fetch_add on
@@ -53,6 +58,7 @@
 #include <atomic>
 #include <cstdint>
 #include <limits>
+#include <new>
 #include <string_view>
 
 #include "../concepts.hpp"
@@ -137,11 +143,8 @@ class stamp_it<Policies...>::domain
     return static_cast<const node_base*>(node)->retire_stamp;
   }
 
-  record& begin(record& r) {
-    if (r.spent_header) [[unlikely]] {
-      r.headers.reserve(record::orphan_batches);  // may throw: before anything changes
-      r.spent_header = false;
-    }
+  record& begin(record& r) noexcept {
+    if (r.spent_header) [[unlikely]] replenish_header(r);
     if (r.enter() != 0) return r;
     // The push's seq_cst fetch_add is a full fence: our presence in the pool is visible before
     // this region's first read of a shared pointer (synchronize() relies on it).
@@ -154,7 +157,7 @@ class stamp_it<Policies...>::domain
     if (r.leave()) leave_pool(r);
   }
 
-  void retire(record& r, core::retired_hook* node) {
+  void retire(record& r, core::retired_hook* node) noexcept {
     // Full fence: pairs with the one at the end of push() (the argument at the top). The node
     // was unlinked before; a seq_cst load alone would not be ordered after the unlink.
     std::atomic_thread_fence(std::memory_order_seq_cst);
@@ -194,9 +197,21 @@ class stamp_it<Policies...>::domain
     r.freeing.release(std::move(safe), r);
   }
 
-  // Not the last one, and our list is long: the last one frees it (the global retire list).
+  // A hand-over spent one of our two headers: a new one, if memory can be had. If not, the next
+  // hand-over waits (our list stays ours, freed as the tail stamp allows), and the header our
+  // exit needs stays at hand either way, so neither a region's entry nor a retire ever fails.
+  [[gnu::noinline]] static void replenish_header(record& r) noexcept {
+    try {
+      r.headers.reserve(record::orphan_batches);
+      r.spent_header = false;
+    } catch (const std::bad_alloc&) {
+    }
+  }
+
+  // Not the last one, and our list is long: the last one frees it (the global retire list), if
+  // we have a header to spare for it.
   void hand_over_if_long(record& r) noexcept {
-    if (r.stamped.size() <= handover_threshold) return;
+    if (r.spent_header || r.stamped.size() <= handover_threshold) return;
     const stamp_t oldest = stamp_of(r.stamped.head());
     this->orphan(r, std::move(r.stamped), oldest);
     r.spent_header = true;
@@ -316,6 +331,15 @@ class stamp_it<Policies...>::domain
     if (pool_.remove(r.block)) reclaim_global(r);
     r.freeing.drain(r);
     r.spent_header = false;  // registration reserves the headers again
+  }
+
+  // In a child of fork(): r's thread does not exist here (core/registry.hpp). If it was inside a
+  // region, its block leaves the pool on its behalf, so that the tail stamp can rise past it; the
+  // global list is then freed by the next thread that leaves as the last one. A block caught in
+  // the middle of its own push or removal (a few hundred nanoseconds per region) cannot be taken
+  // out safely: it stays, and the child frees no node retired after it (a thread stalled for good).
+  void forget_thread(record& r) noexcept {
+    if (detail::stamp_pool::holds_at_rest(r.block)) (void)pool_.remove(r.block);
   }
 
   detail::stamp_pool pool_;

@@ -198,6 +198,9 @@ struct token_record : core::thread_record<FreePolicy> {
   alignas(core::cache_line) std::atomic<std::uint64_t> state{fresh_bit};
   // Owner only: the state its current operation announced, and the bags, newest first.
   alignas(core::cache_line) std::uint64_t announced = 0;
+  // The token is in the owner's hand (taken off its state or picked up, not yet passed on): read
+  // only in a child of fork(), where the owner may have stopped in between (forget_thread()).
+  bool holding_token = false;
   core::retired_list current, previous, oldest;
 
   void destroy_garbage() noexcept {
@@ -252,6 +255,7 @@ class token_ebr<Order, Policies...>::domain
     // borrowing CAS (thread_record::try_borrow).
     std::uint64_t was = r.state.exchange(r.announced, std::memory_order_acq_rel);
     if (was & (fresh_bit | lent_bit)) [[unlikely]] first_or_lent(r, was);
+    this->answer_handover(r);  // a barrier that could not borrow us asks
     if (parked_.load(std::memory_order_relaxed)) [[unlikely]] pick_up(r);
     r.freeing.on_operation(r);
     return r;
@@ -288,13 +292,19 @@ class token_ebr<Order, Policies...>::domain
   }
 
   // The token waits on our (active) record: take it in hand. Only we write our state while its token
-  // bit is set, so a plain store clears it.
-  static void take(record& r) noexcept { r.state.store(r.announced, std::memory_order_relaxed); }
+  // bit is set, so a plain store clears it. (In hand before the bit goes: a fork in between leaves
+  // a child that passes it once, never twice.)
+  static void take(record& r) noexcept {
+    r.holding_token = true;
+    std::atomic_signal_fence(std::memory_order_seq_cst);
+    r.state.store(r.announced, std::memory_order_relaxed);
+  }
 
   // At the start of an operation, before any of its reads.
   [[gnu::noinline]] void pick_up(record& r) noexcept {
     // acquire: pairs with the release store in park(). Only one thread reads true.
     if (!parked_.exchange(false, std::memory_order_acquire)) return;
+    r.holding_token = true;
     serve(r);
     reannounce(r);
   }
@@ -364,6 +374,10 @@ class token_ebr<Order, Policies...>::domain
   // operation of an earlier round, skipping the others (arguments (b) and (c) above); if it comes
   // round to r, park it.
   [[gnu::noinline]] void pass(record& r) noexcept {
+    // Out of hand before it may be handed on: a fork from here on leaves a child that passes it
+    // never twice (at worst it is lost there, and the child's token schemes free no more).
+    r.holding_token = false;
+    std::atomic_signal_fence(std::memory_order_seq_cst);
     core::scan_timer timer(r.ctr);
     // Only the token's holder changes rounds_ (the others' RMWs write the value they read), and
     // what its holders did happens before we hold it: relaxed reads the current round.
@@ -519,6 +533,15 @@ class token_ebr<Order, Policies...>::domain
     if (was & token_bit) pass(r);
     // An RMW, not a store: it continues the release sequence of a skip made while we exited.
     r.state.exchange(0, std::memory_order_acq_rel);
+  }
+
+  // In a child of fork(): r's thread does not exist here (core/registry.hpp). Inactive, it is
+  // skipped by the token, which moves on if it waited there (the pass runs on r's behalf, as an
+  // exiting thread's does).
+  void forget_thread(record& r) noexcept {
+    const std::uint64_t was = r.state.exchange(exiting_bit, std::memory_order_relaxed);
+    if ((was & token_bit) || r.holding_token) pass(r);
+    r.state.store(0, std::memory_order_relaxed);
   }
 
   // Read by every begin(), written once a round and at parking: one line.

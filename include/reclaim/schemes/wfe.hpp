@@ -55,12 +55,19 @@
 //    floor (or the floor's later clearing, written after the helper's last read).
 //
 // What it bounds: as he, plus, while a helper helps, the nodes retired since the requester's
-// oldest reservation. Needs: as he (validated reads, nodes from create(), K slots), and since a
-// helper may read a source shortly after the reader's protect() returned, a source outside the
-// reclaimed nodes (a container's root) must outlive the operations of every thread of the domain.
+// oldest reservation. Needs: as he (validated reads, nodes from create(), K slots). A helper may
+// read a source shortly after the reader's protect() returned (it read the request just before
+// the reader answered it itself), so whoever frees a source's memory other than through retire (a
+// container's destructor: its root, its remaining nodes) first calls
+// domain.wait_for_source_readers(), which returns once no helper can still read a source of a
+// protect() that has returned (every container of ds/ does; he_domain says why that suffices).
+// A helper brackets its helping round with a sequence number made odd, then even; the wait reads
+// each record's number and waits only for a round under way, never for one that begins later.
 // Progress: protect() wait-free (bounded by the fast path tries plus O(threads) slow-path rounds);
 // retire, scan and clock advances wait-free apart from the free calls (an advance helps each
-// pending request for O(threads) rounds).
+// pending request for O(threads) rounds); wait_for_source_readers() waits for the helping rounds
+// under way at the call (blocking: a helper descheduled mid-round delays it). Out of memory: as
+// he (retire never throws; a scan that cannot grow its snapshot reads every slot for each node).
 //
 // Differences from the paper: one request per thread (a thread is in one protect at a time)
 // instead of one per slot; the conservative floor above instead of the parent's birth era; the

@@ -2,10 +2,18 @@
 // and a retire era, the per-thread retired list, and a domain skeleton that stamps births, stamps
 // retires, scans, hands garbage over at thread exit, and serves flush/synchronize/barrier. A scheme
 // adds only its reservations: how a reader publishes them, how a scan snapshots them
-// (Domain::take_snapshot(record&)) and which (birth, retire) pairs a snapshot covers
-// (Domain::covers(const record&, birth, retire)), how a thread drops them all at exit
+// (Domain::take_snapshot(record&), into memory the record keeps; it throws std::bad_alloc when
+// that memory must grow and cannot), which (birth, retire) pairs a snapshot covers
+// (Domain::covers(const record&, birth, retire)) and the same rule read from the reservations
+// themselves (Domain::covered_now(birth, retire): no memory), how a thread drops them all at exit
 // (Domain::clear_reservations(record&)), and what it does before it advances the clock
 // (Domain::before_advance(record&): wfe helps pending readers there).
+//
+// Out of memory. A retire takes its node and never throws (retire() is noexcept), and a scan
+// never needs memory it cannot get: when the snapshot cannot grow, the scan reads every
+// reservation for each node instead (O(H) per node rather than O(log H): the papers' own scan),
+// so a retire, a flush and a thread's exit never fail or lose a node for want of memory. Thread
+// exit allocates nothing it cannot do without (its orphan header was reserved at registration).
 //
 // The rule every era scheme frees by: a retired node n is freed by a scan once no reservation the
 // scan reads covers [birth(n), retire(n)]. The retire stamp is read after the container's unlink
@@ -16,12 +24,14 @@
 #include <algorithm>
 #include <atomic>
 #include <cstddef>
+#include <new>
 #include <type_traits>
 #include <utility>
 #include <vector>
 
 #include "../../core/domain.hpp"
 #include "../../core/guard_base.hpp"
+#include "../../core/misuse.hpp"
 #include "../../core/record.hpp"
 #include "../../core/retired.hpp"
 #include "eras.hpp"
@@ -42,13 +52,15 @@ class era_guard_base : public core::guard_base<Guard> {
   using base = core::guard_base<Guard>;
 
  public:
+  // A retire takes the node and never throws (era_domain::retire()); with a deleter object, only
+  // the deleter's move may throw, before the node is taken (core::to_retired).
   template <class T>
-  void retire(T* node) {
+  void retire(T* node) noexcept {
     check<T>();
     base::retire(node);
   }
   template <auto Deleter, class T>
-  void retire(T* node) {
+  void retire(T* node) noexcept {
     check<T>();
     base::template retire<Deleter>(node);
   }
@@ -132,7 +144,7 @@ class era_domain : public core::domain_base<Domain, Record> {
     r.count_epoch_advance(clock_.now());
   }
 
-  void retire(Record& r, core::retired_hook* node) {
+  void retire(Record& r, core::retired_hook* node) noexcept {
     // Full fence: the container's unlink comes before it, the clock load after: the argument of
     // each scheme's header (a reader whose reservation we do not see read the unlinked source).
     std::atomic_thread_fence(std::memory_order_seq_cst);
@@ -147,7 +159,7 @@ class era_domain : public core::domain_base<Domain, Record> {
   // The free policy gets every node of ours (and of exited threads) that no reservation covers
   // now; the next scan comes once R more nodes wait than this one kept, so that what an old
   // reservation keeps (bounded: nodes born before it) is not rescanned at every retire.
-  void scan(Record& r) {
+  void scan(Record& r) noexcept {
     r.retired.splice(this->adopt_orphans());
     core::retired_list safe;
     take_unprotected(r, r.retired, safe);
@@ -156,16 +168,24 @@ class era_domain : public core::domain_base<Domain, Record> {
     r.release_safe(std::move(safe), this->gauge_);
   }
 
-  // Moves the nodes of `list` that no reservation covers now into `safe`.
-  void take_unprotected(Record& r, core::retired_list& list, core::retired_list& safe) {
+  // Moves the nodes of `list` that no reservation covers now into `safe`: through the snapshot,
+  // or, if it cannot have the memory for one, by reading the reservations for each node (each
+  // such read is a snapshot of its own, taken after the same fence, so the argument is the same).
+  void take_unprotected(Record& r, core::retired_list& list, core::retired_list& safe) noexcept {
     core::scan_timer timer(r.ctr);
     // Orders the retires (and unlinks) that happen before this scan, ours or handed to us, before
     // the snapshot's loads in S, as retire()'s fence does for each of our retires.
     std::atomic_thread_fence(std::memory_order_seq_cst);
-    self().take_snapshot(r);
+    bool snapshot = true;
+    try {
+      self().take_snapshot(r);
+    } catch (const std::bad_alloc&) {
+      snapshot = false;
+    }
     list.partition_into(safe, [&](core::retired_hook* hook) {
       const auto* n = static_cast<const era_node*>(hook);
-      return !self().covers(r, n->birth_era, n->retire_era);
+      return snapshot ? !self().covers(r, n->birth_era, n->retire_era)
+                      : !self().covered_now(n->birth_era, n->retire_era);
     });
   }
 
@@ -187,20 +207,40 @@ class era_domain : public core::domain_base<Domain, Record> {
       return base::borrow_if_idle(r, r.claim.word, claim::free, claim::lent, into);
     });
     core::waiter w(d);
+    take_unprotected(me, g.unsafe, g.safe);
+    refuse_own_protection(me, g.unsafe);
     for (;;) {
-      take_unprotected(me, g.unsafe, g.safe);
       core::counters::add(me.ctr.scans, 1);
       if (g.unsafe.empty() || !w.wait()) break;
+      take_unprotected(me, g.unsafe, g.safe);
     }
     // What a reservation still covers waits in the orphanage (each node keeps its own eras).
     return this->finish_barrier(me, g, done && g.unsafe.empty(), 0);
   }
 
-  void flush_local(Record& r) {
+  // A barrier waits for the nodes a scan found covered. Those that the calling thread's own
+  // reservations cover (its guard_ptrs outside any guard; inside one the barrier is refused
+  // before) would be waited for for ever: named and stopped instead. Domain::own_covers(me, birth,
+  // retire) reads the caller's own reservations.
+  void refuse_own_protection(const Record& me, const core::retired_list& left) const noexcept {
+    for (const core::retired_hook* n = left.head(); n; n = n->next_retired) {
+      const auto* node = static_cast<const era_node*>(n);
+      if (self().own_covers(me, node->birth_era, node->retire_era))
+        core::stop_on_misuse(
+            "barrier() would wait for ever: a guard_ptr of the calling thread protects a node "
+            "retired before the call; reset it before the barrier");
+    }
+  }
+
+  void flush_local(Record& r) noexcept {
     holding garbage(r);
     scan(r);
     r.freeing.drain(r);
   }
+
+  // In a child of fork(): r's thread does not exist here (core/registry.hpp) and reads nothing any
+  // more, so its reservations go (single stores), and keep no node.
+  void forget_thread(Record& r) noexcept { self().forget_reservations(r); }
 
   // Thread exit (possibly inside guards): every reservation goes, and we scan once more, so that
   // what goes to the orphanage is only what other threads' reservations cover.

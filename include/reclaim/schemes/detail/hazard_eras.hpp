@@ -41,6 +41,10 @@ struct wfe_record_part {
   // floor that keeps the source's node alive meanwhile. Read by every scan.
   alignas(core::cache_line) std::atomic<era_t> help_era{no_era};
   std::atomic<era_t> help_floor{no_era};
+  // Odd while this thread helps (from before it reads any request until it is done with their
+  // sources), even otherwise; changed by the owner only, always with an RMW. A container's
+  // destructor waits for an odd value it reads to change (he_domain::wait_for_source_readers()).
+  std::atomic<std::uint64_t> helping{0};
   // Owner only.
   std::uint64_t tag = 0;           // requests made
   era_t floor_seen = no_era;       // the scan's: the lowest help_floor it read (no_era: none)
@@ -86,6 +90,42 @@ class he_domain : public era_domain<he_domain<Scheme>, he_record<Scheme>, Scheme
   // R (scan_interval()): R = base + 2H, H the era slots of the domain (K per record, plus the
   // blocks of nested guards and protections), as hp's.
   std::size_t scan_threshold() const noexcept { return this->scan_interval(); }
+
+  // wfe: returns once no helper can still read a source of a protect() that returned before the
+  // call (a container's destructor calls it first: core::domain_base). A helper reads sources
+  // only inside a helping round, which its `helping` number brackets (before_advance()). For
+  // each record we read that number; if it is odd we wait until it changes, which ends that
+  // round; a round we find ended, or one that begins after our read, reads nothing we care about:
+  //  - ended: the release increment that ended it (or a later RMW of the owner, all in its
+  //    release sequence) is what our acquire load read, so the round's reads happen before our
+  //    return;
+  //  - not begun: our load read a value older than the round's odd increment O (or, for a record
+  //    pushed after we read the registry's head, our head load read a value older than its push
+  //    P, which precedes all its rounds). The full fence F at our start happens before that load
+  //    and O (or P) happens before the fence Y the helper runs after O, so F precedes Y in the
+  //    single order S. Every protect() on the dying container returned before our call, after
+  //    withdrawing its request from the answer word (slow_path(): a seq_cst RMW W); W happens
+  //    before F, so W precedes F in S, and Y precedes the helper's first load of the answer word (a
+  //    seq_cst RMW too, core/dwcas.hpp). So that load comes after W in S and reads W's value or a
+  //    later one: the request is answered (its tag is never pending again), and the helper never
+  //    calls its loader.
+  // No allocation, no starvation: a round helps each pending request a bounded number of times,
+  // and rounds that begin while we wait are not waited for. he: no helpers, nothing to wait for.
+  void wait_for_source_readers() const noexcept {
+    if constexpr (wait_free) {
+      // Full fence F: pairs with the fence Y in before_advance() (the argument above).
+      std::atomic_thread_fence(std::memory_order_seq_cst);
+      const auto& threads = this->threads_;
+      using registry = std::remove_cvref_t<decltype(threads)>;
+      for (const record* o = threads.head(); o; o = registry::next_of(o)) {
+        // acquire (both loads): pair with the release increment that ends a helping round.
+        const std::uint64_t seen = o->wf.helping.load(std::memory_order_acquire);
+        if (seen % 2 == 0) continue;
+        core::waiter w(core::no_deadline);
+        while (o->wf.helping.load(std::memory_order_acquire) == seen) (void)w.wait();
+      }
+    }
+  }
 
  private:
   friend skeleton;
@@ -227,8 +267,15 @@ class he_domain : public era_domain<he_domain<Scheme>, he_record<Scheme>, Scheme
       const std::uint64_t ended = requests_ended_.load(std::memory_order_seq_cst);
       if (requests_begun_.load(std::memory_order_seq_cst) == ended) [[likely]]
         return;
+      // A helping round (wait_for_source_readers()): odd from here, then the full fence Y, which
+      // pairs with the waiter's fence F, before our first read of a request. relaxed: Y orders it.
+      me.wf.helping.fetch_add(1, std::memory_order_relaxed);
+      std::atomic_thread_fence(std::memory_order_seq_cst);
       for (record* o = this->threads_.head(); o; o = decltype(this->threads_)::next_of(o))
         if (o != &me) help(me, *o);
+      // release: our reads of the sources happen before a waiter's acquire load that reads this
+      // value or a later one (every later write is an RMW of ours: one release sequence).
+      me.wf.helping.fetch_add(1, std::memory_order_release);
     }
   }
 
@@ -269,60 +316,113 @@ class he_domain : public era_domain<he_domain<Scheme>, he_record<Scheme>, Scheme
 
   // ---- the scan's side
 
-  // The snapshot, in this order (wfe.hpp): helpers' eras, answers, slots, helpers' floors.
-  void take_snapshot(record& r) {
-    auto& snap = r.snapshot;
-    snap.clear();
+  // f(era) for every era published now, in this order (wfe.hpp): helpers' eras, answers, slots;
+  // then returns the lowest helper's floor (no_era: none). Every load is seq_cst (acquire: pairs
+  // with clear_slot()'s and help()'s release stores): in S after the scan's fence.
+  template <class F>
+  era_t for_each_reservation(F f) const {
     const auto& threads = this->threads_;
     using registry = std::remove_cvref_t<decltype(threads)>;
     if constexpr (wait_free) {
       const std::uint64_t ended = requests_ended_.load(std::memory_order_seq_cst);
       if (requests_begun_.load(std::memory_order_seq_cst) != ended) {
         for (const record* o = threads.head(); o; o = registry::next_of(o))
-          if (const era_t e = o->wf.help_era.load(std::memory_order_seq_cst); e != no_era)
-            snap.push_back(e);
+          if (const era_t e = o->wf.help_era.load(std::memory_order_seq_cst); e != no_era) f(e);
         for (const record* o = threads.head(); o; o = registry::next_of(o)) {
           const core::word_pair a = o->wf.answer.load();
           if (a.lo != wfe_record_part::pending && a.lo != wfe_record_part::idle &&
               a.hi != no_era)
-            snap.push_back(a.hi);
+            f(a.hi);
         }
       }
     }
-    // seq_cst loads (acquire: pair with clear_slot()'s release): in S after our fence.
     auto in_block = [&](const auto& b) {
       for (const auto& s : b.slots)
-        if (const era_t e = s.load(std::memory_order_seq_cst); e != no_era) snap.push_back(e);
+        if (const era_t e = s.load(std::memory_order_seq_cst); e != no_era) f(e);
     };
     for (const record* o = threads.head(); o; o = registry::next_of(o)) {
       o->eras.for_each(in_block);
       o->owned.for_each(in_block);
     }
+    era_t floor = no_era;
     if constexpr (wait_free) {
-      era_t floor = no_era;
       for (const record* o = threads.head(); o; o = registry::next_of(o)) {
-        const era_t f = o->wf.help_floor.load(std::memory_order_seq_cst);
-        if (f != no_era && (floor == no_era || f < floor)) floor = f;
+        const era_t h = o->wf.help_floor.load(std::memory_order_seq_cst);
+        if (h != no_era && (floor == no_era || h < floor)) floor = h;
       }
-      r.wf.floor_seen = floor;
     }
+    return floor;
+  }
+
+  // The snapshot, sorted, in memory the record keeps from scan to scan. Throws std::bad_alloc
+  // when it must grow and cannot (the scan then reads the reservations for each node instead).
+  void take_snapshot(record& r) {
+    auto& snap = r.snapshot;
+    snap.clear();
+    const era_t floor = for_each_reservation([&](era_t e) { snap.push_back(e); });
+    if constexpr (wait_free) r.wf.floor_seen = floor;
     std::sort(snap.begin(), snap.end());
   }
 
-  // Whether a published era lies in [birth, retire] (or, under wfe, a helper's floor is at most
-  // the retire era).
+  // Whether a published era lies in [birth, retire], or, under wfe, a helper's floor is at most
+  // the retire era: from the snapshot, or (covered_now) from the reservations themselves.
   static bool covers(const record& r, era_t birth, era_t retire) noexcept {
     const auto it = std::lower_bound(r.snapshot.begin(), r.snapshot.end(), birth);
     if (it != r.snapshot.end() && *it <= retire) return true;
-    if constexpr (wait_free)
-      return r.wf.floor_seen != no_era && r.wf.floor_seen <= retire;
+    if constexpr (wait_free) return floor_covers(r.wf.floor_seen, retire);
     return false;
+  }
+  bool covered_now(era_t birth, era_t retire) const noexcept {
+    bool covered = false;
+    const era_t floor =
+        for_each_reservation([&](era_t e) { covered = covered || (birth <= e && e <= retire); });
+    return covered || floor_covers(floor, retire);
+  }
+  static bool floor_covers(era_t floor, era_t retire) noexcept {
+    return floor != no_era && floor <= retire;
   }
 
   // Thread exit: every slot goes (a protection still owning one was leaked: cleared, stays taken).
   static void clear_reservations(record& r) noexcept {
     r.eras.for_each_owned(clear<block>);
     r.owned.for_each_owned(clear<typename decltype(r.owned)::block>);
+  }
+
+  // Whether an era the calling thread publishes lies in [birth, retire] (era_domain's barrier).
+  static bool own_covers(const record& me, era_t birth, era_t retire) noexcept {
+    bool covered = false;
+    auto in_block = [&](const auto& b) {
+      for (const auto& s : b.slots) {
+        const era_t e = s.load(std::memory_order_relaxed);  // our own: program order
+        covered = covered || (e != no_era && birth <= e && e <= retire);
+      }
+    };
+    me.eras.for_each(in_block);
+    me.owned.for_each(in_block);
+    return covered;
+  }
+
+  // In a child of fork() (era_domain::forget_thread()): the slots go, and under wfe also what the
+  // thread published as a helper, its helping round (a container's destruction would wait for it)
+  // and its request, which no helper may read again (the request's source may belong to a
+  // container the child destroys: its operation never returns). A request caught between its
+  // count and its publication stays counted: helpers then look for requests more often than
+  // needed, which costs time, not safety.
+  void forget_reservations(record& r) noexcept {
+    clear_reservations(r);
+    if constexpr (wait_free) {
+      using part = wfe_record_part;
+      auto& w = r.wf;
+      const std::uint64_t h = w.helping.load(std::memory_order_relaxed);
+      w.helping.store(h + (h & 1), std::memory_order_relaxed);
+      w.help_era.store(no_era, std::memory_order_relaxed);
+      w.help_floor.store(no_era, std::memory_order_relaxed);
+      const core::word_pair a = w.answer.load();
+      if (a.lo != part::idle) {
+        w.answer.store({part::idle, a.hi});
+        requests_ended_.fetch_add(1, std::memory_order_relaxed);
+      }
+    }
   }
 
   std::atomic<std::size_t> extra_slots_{0};
@@ -368,7 +468,7 @@ class he_guard : public era_guard_base<he_guard<Scheme>> {
 
  private:
   friend class core::guard_base<he_guard>;
-  void retire_hook(core::retired_hook* node) { domain_.retire(record_, node); }
+  void retire_hook(core::retired_hook* node) noexcept { domain_.retire(record_, node); }
 
   domain& domain_;
   typename domain::record& record_;
@@ -410,11 +510,13 @@ class he_protection : core::thread_bound {
       loan_ = r.lender_.lend();
     }
   }
+  // The moved-from side owns no slot: it takes one from the pool on its next protect(), and gives
+  // that one back when it ends (a lent slot goes with the move, with its loan).
   he_protection(he_protection&& other) noexcept
       : domain_(other.domain_),
         record_(other.record_),
         slot_(std::exchange(other.slot_, nullptr)),
-        lent_(other.lent_),
+        lent_(std::exchange(other.lent_, false)),
         loan_(std::move(other.loan_)) {}
   he_protection& operator=(he_protection&& other) noexcept {
     reset_protection();
@@ -462,8 +564,8 @@ class he_protection : core::thread_bound {
   bool owns_slot() const noexcept { return slot_ != nullptr; }
 
   // Retires a node on this thread's record; the free policy gets its turn first (guard_ptr users
-  // may never open a guard).
-  void retire(core::retired_hook* node) {
+  // may never open a guard). Never throws (era_domain::retire()).
+  void retire(core::retired_hook* node) noexcept {
     assert(record_ && "reclaim: retire through a protection that never protected");
     check_owner();
     core::garbage_claim::free_policy_step(*record_);

@@ -16,6 +16,12 @@
 //     container's destructor) and a destroyed domain's free list go, and where a domain's create()
 //     looks when its own are empty (plain `new` takes fresh memory).
 // A stack is only ever pushed to and taken whole (exchange), so it has no ABA problem.
+//
+// Out of memory. Freeing a block never allocates what it cannot do without: a set of stacks
+// makes a stack for a size it has not seen with a nothrow allocation, and when that fails the
+// blocks go to the process's stacks instead (push_blocks()), which have a stack for every size
+// ever allocated (made by fresh_block(), on the allocation path, where a failure may throw). So
+// reclaiming a node, a thread's exit and a domain's destruction never throw or lose a block.
 #pragma once
 #include <atomic>
 #include <cassert>
@@ -78,48 +84,63 @@ class block_stacks {
     }
   }
 
-  // Pushes the chain first..last (linked through next) of blocks of `size`.
-  void push(std::size_t size, block_header* first, block_header* last) {
-    std::atomic<block_header*>& top = of(size);
-    block_header* old = top.load(std::memory_order_relaxed);
+  // Pushes the chain first..last (linked through next) of blocks of `size`; false, pushing
+  // nothing, if there is no stack for `size` and no memory to make one.
+  bool try_push(std::size_t size, block_header* first, block_header* last) noexcept {
+    stack* s = stack_of(size);
+    if (!s) return false;
+    block_header* old = s->top.load(std::memory_order_relaxed);
     do {
       last->next.store(old, std::memory_order_relaxed);
       // release: the chain's links (and the blocks' last contents) are seen by the taker;
       // pairs with the acquire exchange in take().
-    } while (!top.compare_exchange_weak(old, first, std::memory_order_release,
-                                        std::memory_order_relaxed));
+    } while (!s->top.compare_exchange_weak(old, first, std::memory_order_release,
+                                           std::memory_order_relaxed));
+    return true;
   }
   // Every block of `size`, as a chain (null if none).
-  block_header* take(std::size_t size) {
-    std::atomic<block_header*>& top = of(size);
-    if (!top.load(std::memory_order_relaxed)) return nullptr;
-    return top.exchange(nullptr, std::memory_order_acquire);  // pairs with push()
+  block_header* take(std::size_t size) noexcept {
+    stack* s = find(size);
+    if (!s || !s->top.load(std::memory_order_relaxed)) return nullptr;
+    return s->top.exchange(nullptr, std::memory_order_acquire);  // pairs with try_push()
+  }
+  // Makes sure there is a stack for `size`. Throws std::bad_alloc.
+  void add_size(std::size_t size) {
+    if (!stack_of(size)) throw std::bad_alloc();
   }
   // f(size, chain) for every size's blocks, taken.
   template <class F>
-  void take_all(F f) {
+  void take_all(F f) noexcept {
     for (stack* s = sizes_.load(std::memory_order_acquire); s; s = s->next_size)
       if (block_header* chain = s->top.exchange(nullptr, std::memory_order_acquire))
         f(s->size, chain);
   }
 
  private:
-  std::atomic<block_header*>& of(std::size_t size) {
+  // acquire: pairs with the release CAS in stack_of(), so a size found is seen built.
+  stack* find(std::size_t size) const noexcept {
+    for (stack* s = sizes_.load(std::memory_order_acquire); s; s = s->next_size)
+      if (s->size == size) return s;
+    return nullptr;
+  }
+  // The stack of `size`, made if missing; null if there is no memory for it.
+  stack* stack_of(std::size_t size) noexcept {
     stack* first = sizes_.load(std::memory_order_acquire);
     for (stack* s = first; s; s = s->next_size)
-      if (s->size == size) return s->top;
-    auto* added = new stack{size, {}, first};
+      if (s->size == size) return s;
+    auto* added = new (std::nothrow) stack{size, {}, first};
+    if (!added) return nullptr;
     // release: the new size is seen built; acquire on failure: the sizes pushed meanwhile.
     while (!sizes_.compare_exchange_weak(added->next_size, added, std::memory_order_acq_rel,
                                          std::memory_order_acquire)) {
       for (stack* s = added->next_size; s != first && s; s = s->next_size)
         if (s->size == size) {
           delete added;
-          return s->top;
+          return s;
         }
       first = added->next_size;
     }
-    return added->top;
+    return added;
   }
 
   std::atomic<stack*> sizes_{nullptr};
@@ -132,6 +153,16 @@ inline block_stacks& process_blocks() {
   return *blocks;
 }
 
+// Pushes the chain to `stacks`, or, if that set has no stack for the size and no memory to make
+// one, to the process's stacks, which have a stack for every size (fresh_block() made it before
+// the size's first block): so giving blocks back never fails.
+inline void push_blocks(block_stacks& stacks, std::size_t size, block_header* first,
+                        block_header* last) noexcept {
+  if (stacks.try_push(size, first, last)) return;
+  [[maybe_unused]] const bool pushed = process_blocks().try_push(size, first, last);
+  assert(pushed && "reclaim: lfrc: a block whose size has no process stack");
+}
+
 // A fresh block from the system allocator, or a free one (its flags cleared, its count kept: a
 // thread that read a stale pointer may have counted it and will uncount it), made live.
 inline void* revive(block_header* h, std::size_t size) noexcept {
@@ -141,7 +172,9 @@ inline void* revive(block_header* h, std::size_t size) noexcept {
   RECLAIM_LFRC_UNPOISON(node_of(h), size);
   return node_of(h);
 }
+// The process's stack for the size comes first, so that the block can always be given back.
 inline void* fresh_block(std::size_t size) {
+  process_blocks().add_size(size);
   auto* h = ::new (::operator new(sizeof(block_header) + size)) block_header;
   h->next.store(live_mark, std::memory_order_relaxed);
   return node_of(h);
@@ -173,7 +206,7 @@ class block_cache {
     return nullptr;
   }
   // Takes the chain `chain` of blocks of `size` and returns one of them (null: no chain).
-  void* adopt(std::size_t size, block_header* chain, block_stacks& overflow) {
+  void* adopt(std::size_t size, block_header* chain, block_stacks& overflow) noexcept {
     if (!chain) return nullptr;
     while (block_header* h = chain) {
       chain = h->next.load(std::memory_order_relaxed);
@@ -181,7 +214,7 @@ class block_cache {
     }
     return pop(size);
   }
-  void push(std::size_t size, block_header* h, block_stacks& overflow) {
+  void push(std::size_t size, block_header* h, block_stacks& overflow) noexcept {
     entry* free_entry = nullptr;
     for (entry& e : entries_) {
       if (e.size == size) {
@@ -197,15 +230,15 @@ class block_cache {
       push(size, h, overflow);
       return;
     }
-    overflow.push(size, h, h);  // a fifth size: straight to the stacks
+    push_blocks(overflow, size, h, h);  // a fifth size: straight to the stacks
   }
   // Everything, to `into` (thread exit, domain destruction).
-  void spill_all(block_stacks& into) {
+  void spill_all(block_stacks& into) noexcept {
     for (entry& e : entries_) {
       if (!e.first) continue;
       block_header* last = e.first;
       while (block_header* n = last->next.load(std::memory_order_relaxed)) last = n;
-      into.push(e.size, e.first, last);
+      push_blocks(into, e.size, e.first, last);
       e = {};
     }
   }
@@ -217,13 +250,13 @@ class block_cache {
     std::size_t count = 0;
   };
   // Half of e's blocks to the stacks (the other threads of the domain allocate from there).
-  static void spill(entry& e, block_stacks& overflow) {
+  static void spill(entry& e, block_stacks& overflow) noexcept {
     block_header* first = e.first;
     block_header* last = first;
     for (std::size_t i = 1; i < high / 2; ++i) last = last->next.load(std::memory_order_relaxed);
     e.first = last->next.load(std::memory_order_relaxed);
     e.count -= high / 2;
-    overflow.push(e.size, first, last);
+    push_blocks(overflow, e.size, first, last);
   }
 
   entry entries_[sizes];
@@ -249,7 +282,7 @@ inline void deallocate_node(void* node, std::size_t node_size) noexcept {
   if (into.cache)
     into.cache->push(size, h, *into.overflow);
   else
-    process_blocks().push(size, h, h);
+    push_blocks(process_blocks(), size, h, h);
 }
 
 }  // namespace reclaim::detail::lfrc

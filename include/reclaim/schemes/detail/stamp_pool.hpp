@@ -154,6 +154,13 @@ class stamp_pool {
   // threads whose leaving let the tail stamp rise happen before what the caller frees.
   stamp_t tail_stamp() const noexcept { return tail_->stamp.load(std::memory_order_acquire); }
 
+  // Whether b is in the pool with no push or removal of it under way: its stamp flags neither, and
+  // its removal has not marked its prev. (For a child of fork(), single-threaded: stamp_it.hpp.)
+  static bool holds_at_rest(const stamp_block& b) noexcept {
+    return (b.stamp.load(std::memory_order_relaxed) & (pending_push | not_in_list)) == 0 &&
+           !b.prev.load(std::memory_order_relaxed).marked();
+  }
+
   // Whether no block is in the prev list (a snapshot).
   bool looks_empty() const noexcept {
     return head_->prev.load(std::memory_order_acquire).get() == tail_.get();
