@@ -118,7 +118,9 @@ TYPED_TEST(hp_family, garbage_stays_bounded_while_a_thread_stalls_holding_protec
   EXPECT_GE(s.scans, 19u) << "no scan freed the garbage the stalled thread does not protect";
   EXPECT_EQ(victims_destroyed.load(), 0) << "a node the stalled thread protects was freed";
   if constexpr (S::fence::scheme_name == "hazard_pop") {
-    EXPECT_GE(s.signals, s.scans) << "each scan pings the stalled thread";
+    // A ping still unanswered at the next scan is not sent again: that scan falls back.
+    EXPECT_GE(s.signals + s.fallbacks, s.scans)
+        << "a scan neither pinged the stalled thread nor fell back to the barrier";
   } else {
     EXPECT_EQ(s.signals, 0u);
   }

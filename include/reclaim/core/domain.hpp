@@ -196,8 +196,10 @@ class domain_base {
       bool asked = false;
       while (!borrow(*r, into)) {
         if (!asked) {
-          // relaxed: the owner needs nothing of ours; it answers when it sees the request.
-          r->handover.store(Record::asked, std::memory_order_relaxed);
+          // release: pairs with the acquire CAS in answer_handover_slow(), so that the last
+          // barrier's take of r->handed (take_handed_over(); that barrier is ordered before ours
+          // by the barriers' lock) happens before the owner fills it again.
+          r->handover.store(Record::asked, std::memory_order_release);
           asked = true;
         } else if (take_handed_over(*r, into)) {
           break;
@@ -234,8 +236,10 @@ class domain_base {
   }
   [[gnu::noinline]] static void answer_handover_slow(Record& r) noexcept {
     std::uint32_t expected = Record::asked;
-    // relaxed: a CAS against the barrier's withdrawal (settle_handover()); only one wins.
-    if (!r.handover.compare_exchange_strong(expected, Record::handing, std::memory_order_relaxed))
+    // A CAS against the barrier's withdrawal (settle_handover()): only one wins. acquire: pairs
+    // with the release store of the request in gather().
+    if (!r.handover.compare_exchange_strong(expected, Record::handing, std::memory_order_acquire,
+                                            std::memory_order_relaxed))
       return;
     Domain::take_garbage(r, r.handed);
     // release: our moves happen before the barrier's acquire load that reads handed_over.

@@ -34,6 +34,7 @@ struct thread_mailbox {
   std::atomic<pid_t> tid{0};                  // the owner's kernel thread id
   std::atomic<std::uint64_t> on_its_way{0};   // bit sig - 1: sent, its handler has not run yet
   std::atomic<std::uint64_t> answered{0};     // POP: the number of the last ping answered
+  std::atomic<std::int64_t> ping_sent{0};     // POP: when it was sent (steady_clock ticks)
   std::atomic<unsigned> holders{0};           // 0: free; the owner and its bound records
   thread_mailbox* next = nullptr;             // immutable once published
 };

@@ -30,8 +30,10 @@
 // When no answer comes. A thread may block the signal, take it with sigwait() or a signalfd, or
 // simply not run for a long time. The reclaimer never signals a thread again while an earlier ping
 // is still on its way (each mailbox says whether one is), so pending signals do not pile up; it
-// waits for an answer a bounded time (wait_for_answer), and for the threads that do not answer in
-// time, or still had a ping on its way, it falls back to a process-wide barrier (membarrier, else
+// waits for an answer a bounded time counted from when the ping was sent (wait_for_answer: a ping
+// still on its way from an earlier scan is waited for until its own time is up: a thread kept
+// off its core, where threads outnumber cores, answers when it runs again), and for the threads
+// that do not answer in time it falls back to a process-wide barrier (membarrier, else
 // the mprotect barrier: core/process_barrier.hpp), which makes every thread of the process run a
 // full barrier whether or not it takes signals, and pairs with the readers' release store and
 // compiler barrier exactly as hp_asym's does. stats().fallbacks counts those barriers. Where no
@@ -99,6 +101,7 @@ inline void answer_ping(int sig, siginfo_t*, void*) noexcept {
 template <class Signal>
 struct ping_fence : compiler_only_light_side {
   static constexpr std::string_view scheme_name = "hazard_pop";
+  using clock = std::chrono::steady_clock;
 
   // The fallback barrier for threads that do not answer, prepared with the handler (it may not
   // exist here: then the reclaimer waits for every answer).
@@ -129,6 +132,7 @@ struct ping_fence : compiler_only_light_side {
       const record_state* state;
       thread_mailbox* mailbox;
       std::uint64_t activity;
+      clock::time_point give_up;
     };
     std::vector<ping> pinged;
   };
@@ -208,24 +212,34 @@ struct ping_fence : compiler_only_light_side {
       if (count_of(a) == 0) return;
       if (!std::exchange(handler_checked, true))
         require_signal_handler(Signal::number(), "hazard_pop", &detail::answer_ping);
-      // At most one ping on its way to a thread (core/mailbox.hpp).
+      // At most one ping on its way to a thread (core/mailbox.hpp). One that has not answered an
+      // earlier ping (it has not run since, or blocks the signal, or takes it with sigwait()) gets
+      // no second one: we wait for that one until its time is up, then the barrier covers it.
       const sent ping = send_once(*m, Signal::number());
       if (ping == sent::thread_gone) return;
-      if (ping == sent::now) counters::add(ctr.signals, 1);
-      // A thread that has not answered our last ping (it blocks the signal, or takes it with
-      // sigwait(), or has not run since) gets no second one: the barrier covers it.
-      if (ping == sent::already_on_its_way && can_fall_back) {
+      const clock::time_point now = clock::now();
+      if (ping == sent::now) {
+        counters::add(ctr.signals, 1);
+        // relaxed: a hint for later scans; one that reads an older time only falls back sooner.
+        m->ping_sent.store(now.time_since_epoch().count(), std::memory_order_relaxed);
+      }
+      const clock::time_point give_up =
+          (ping == sent::now ? now
+                             : clock::time_point(clock::duration(
+                                   m->ping_sent.load(std::memory_order_relaxed)))) +
+          answer_patience;
+      if (can_fall_back && give_up <= now) {
         unanswered = true;
         return;
       }
       try {
-        mine.pinged.push_back({&s, m, a});
+        mine.pinged.push_back({&s, m, a, give_up});
       } catch (const std::bad_alloc&) {
-        unanswered |= !wait_for_answer(s, *m, n, a);
+        unanswered |= !wait_for_answer(s, *m, n, a, give_up);
       }
     });
     for (const auto& p : mine.pinged)
-      unanswered |= !wait_for_answer(*p.state, *p.mailbox, n, p.activity);
+      unanswered |= !wait_for_answer(*p.state, *p.mailbox, n, p.activity, p.give_up);
     if (unanswered) {
       // Full fences around the barrier: as in asymmetric_fence::heavy() (core/fence.hpp).
       fallback_barrier()();
@@ -243,18 +257,18 @@ struct ping_fence : compiler_only_light_side {
     return (a & ~(went_idle - 1)) + (count_of(a) != 0 ? went_idle : 0);
   }
 
-  // How long a reclaimer waits for an answer before it falls back to the process-wide barrier: a
-  // running thread answers within microseconds; one that is descheduled may take a time slice.
+  // How long after a ping a reclaimer waits for its answer before it falls back to the
+  // process-wide barrier: a running thread answers within microseconds; one that is descheduled
+  // may take a time slice.
   static constexpr auto answer_patience = std::chrono::milliseconds(2);
 
   // Waits for the handler's answer to ping n or a later one, or for the record's owner to be done
   // with what it held when we looked (it went idle since: its activity moved past `seen`; or it
   // is unbound, or bound to another mailbox: a thread that bound it after our ping needs no
-  // answer, since its re-reads follow our unlinks). False if none came within answer_patience
-  // (and the fallback barrier exists; otherwise it waits as long as it takes).
+  // answer, since its re-reads follow our unlinks). False if none came by give_up (and the
+  // fallback barrier exists; otherwise it waits as long as it takes).
   static bool wait_for_answer(const record_state& s, const thread_mailbox& m, std::uint64_t n,
-                              std::uint64_t seen) noexcept {
-    const auto give_up = std::chrono::steady_clock::now() + answer_patience;
+                              std::uint64_t seen, clock::time_point give_up) noexcept {
     for (unsigned spins = 0;; ++spins) {
       // acquire: pairs with the release store in answer_ping(), and with deactivate() and leave().
       if (m.answered.load(std::memory_order_acquire) >= n) return true;
@@ -266,7 +280,7 @@ struct ping_fence : compiler_only_light_side {
       if (spins < 64) continue;
       // The thread may need this core to run its handler (threads may outnumber cores).
       std::this_thread::yield();
-      if (spins % 64 == 0 && fallback_barrier() && std::chrono::steady_clock::now() > give_up)
+      if (spins % 64 == 0 && fallback_barrier() && clock::now() > give_up)
         return false;
     }
   }

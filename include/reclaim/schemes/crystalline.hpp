@@ -437,9 +437,9 @@ struct basic_crystalline : core::scheme_base<basic_crystalline<WaitFree, Policie
 
   // The retire link and deleter, the birth era, and the batch words. For a batch's reference node
   // (its oldest node, never inserted): `link` is the batch's first node, `refs` its counter, and
-  // birth_era the barrier phase it counts in once sealed. For the others: `link` is the next node
-  // of the reservation list it is in (during a seal: the reservation it goes to), `batch` the
-  // reference node.
+  // birth_era the barrier phase it counts in once sealed (above the phase bit: the fork generation,
+  // forget_thread()). For the others: `link` is the next node of the reservation list it is in
+  // (during a seal: the reservation it goes to), `batch` the reference node.
   struct node_base : core::retired_hook {
     detail::era_t birth_era = detail::first_era;
     union {
@@ -739,7 +739,7 @@ class basic_crystalline<WaitFree, Policies...>::domain
     while (refs) {
       node_base* ref = refs;
       refs = ref->batch;
-      ++done[ref->birth_era & 1];
+      if ((ref->birth_era >> 1) == fork_generation_) ++done[ref->birth_era & 1];
       for (node_base* n = ref->link; n;) {
         node_base* next = next_in_batch(n);  // ref is the tail: the walk ends after it
         if (n->destroy == &destroy_filler)
@@ -1053,7 +1053,7 @@ class basic_crystalline<WaitFree, Policies...>::domain
     ref->refs.store(bias, std::memory_order_relaxed);
     ref->link = as_node(b.nodes.head());
     const unsigned phase = phase_.load(std::memory_order_acquire);
-    ref->birth_era = phase;
+    ref->birth_era = phase | (fork_generation_ << 1);
     in_flight_[phase].fetch_add(1, std::memory_order_relaxed);
     std::int64_t inserted = 0;
     for (node_base* n = as_node(b.nodes.head()); n != ref; n = next_in_batch(n)) {
@@ -1191,7 +1191,16 @@ class basic_crystalline<WaitFree, Policies...>::domain
   // sealed batch), are released later, in release_forgotten(), by the next thread of the child
   // that seals, flushes or runs a barrier: releasing one frees batches, which runs deleters, not
   // for a fork handler to do.
+  //
+  // A barrier waits for the batches sealed before it, counted by phase. Some sealed before the
+  // fork may never be freed in the child (their sealer, or a thread that was releasing a
+  // reservation holding them, stopped half-way); so the child starts a new fork generation of
+  // those counts, and the batches of an earlier one are freed without being counted (a leak of the
+  // parent's threads, like their garbage).
   void forget_thread(record& r) noexcept {
+    ++fork_generation_;
+    in_flight_[0].store(0, std::memory_order_relaxed);
+    in_flight_[1].store(0, std::memory_order_relaxed);
     forgotten_pending_.store(true, std::memory_order_relaxed);
     if constexpr (wait_free) {
       auto& rq = r.request;
@@ -1261,6 +1270,8 @@ class basic_crystalline<WaitFree, Policies...>::domain
   std::atomic<std::uint64_t> holds_made_{0};
   // Set in a child of fork() that forgot records: their reservations wait for release_forgotten().
   std::atomic<bool> forgotten_pending_{false};
+  // Changed only in a child of fork(), while it has one thread (forget_thread()).
+  std::uint64_t fork_generation_ = 0;
 };
 
 template <bool WaitFree, class... Policies>

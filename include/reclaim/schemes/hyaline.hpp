@@ -253,7 +253,7 @@ struct hyaline_record : core::thread_record<FreePolicy> {
   hyaline_node* handle = nullptr;  // the node on top of the slot when the thread entered
   unsigned slot = 0;               // hyaline, hyaline_s: the slot entered
   // hyaline, hyaline_s: counted in `slot`'s head for certain (set after the entering CAS, cleared
-  // before the leaving one); read only in a child of fork() (domain::forget_thread()).
+  // before the leaving one); read only in a child of fork() (domain::recount_slots()).
   bool counted = false;
   era_t era = no_era;              // robust: the era the slot holds for this thread
   unsigned since_advance = 0;      // robust: allocations since the clock last advanced
@@ -816,18 +816,29 @@ class basic_hyaline<Slots, Robust, Policies...>::domain
   // with single-word steps only (that thread may have stopped in the middle of an enter or a
   // leave). The batches pushed over while it was inside keep the decrement it owes them, and the
   // list of its own slot (hyaline_1, hyaline_1s) keeps its contributions: those batches are never
-  // freed in the child, a leak of what was retired before the fork. A thread caught between its
-  // entering CAS and `counted` stays counted: its slot then holds every batch pushed onto it, as a
-  // thread stalled there would (hyaline_s's entering threads avoid the slot once it owes enough).
+  // freed in the child, a leak of what was retired before the fork.
   void forget_thread(record& r) noexcept {
-    if constexpr (shared_slots) {
-      if (!r.counted) return;
-      detail::hyaline_slot& s = slots_[r.slot];
-      core::word_pair seen = s.head.load();
-      while (!s.head.compare_exchange(seen, core::word_pair{seen.lo - 1, seen.hi})) {
-      }
-    } else {
+    if constexpr (shared_slots)
+      recount_slots();
+    else
       r.head.store(0, std::memory_order_relaxed);
+  }
+
+  // hyaline, hyaline_s, in a child of fork(): a thread stopped between its entering or leaving CAS
+  // and `counted` may or may not be counted, and which slot it entered is not known yet, so every
+  // slot's count is set to the threads counted there for certain that are not forgotten (the
+  // forking thread, not inside an enter or a leave, and those forgotten later, each recounting
+  // again). Lowering a count never frees early here: the threads it drops are gone, and a list
+  // left on a slot counted zero is detached by the next thread that enters and leaves it.
+  void recount_slots() noexcept {
+    std::uint64_t inside[slot_count] = {};
+    this->threads_.for_each([&](const record& z) {
+      if (!z.forgotten && z.counted) ++inside[z.slot];
+    });
+    for (unsigned i = 0; i < slot_count; ++i) {
+      core::word_pair seen = slots_[i].head.load();
+      while (!slots_[i].head.compare_exchange(seen, core::word_pair{inside[i], seen.hi})) {
+      }
     }
   }
 

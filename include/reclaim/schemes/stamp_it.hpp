@@ -334,13 +334,10 @@ class stamp_it<Policies...>::domain
   }
 
   // In a child of fork(): r's thread does not exist here (core/registry.hpp). If it was inside a
-  // region, its block leaves the pool on its behalf, so that the tail stamp can rise past it; the
-  // global list is then freed by the next thread that leaves as the last one. A block caught in
-  // the middle of its own push or removal (a few hundred nanoseconds per region) cannot be taken
-  // out safely: it stays, and the child frees no node retired after it (a thread stalled for good).
-  void forget_thread(record& r) noexcept {
-    if (detail::stamp_pool::holds_at_rest(r.block)) (void)pool_.remove(r.block);
-  }
+  // region, or entering or leaving one, its block leaves the pool on its behalf (stamp_pool::
+  // forget()), so that the tail stamp can rise past it; the global list is then freed by the next
+  // thread that leaves as the last one.
+  void forget_thread(record& r) noexcept { pool_.forget(r.block); }
 
   detail::stamp_pool pool_;
 };

@@ -198,9 +198,12 @@ struct token_record : core::thread_record<FreePolicy> {
   alignas(core::cache_line) std::atomic<std::uint64_t> state{fresh_bit};
   // Owner only: the state its current operation announced, and the bags, newest first.
   alignas(core::cache_line) std::uint64_t announced = 0;
-  // The token is in the owner's hand (taken off its state or picked up, not yet passed on): read
-  // only in a child of fork(), where the owner may have stopped in between (forget_thread()).
-  bool holding_token = false;
+  // Whether the token is in the owner's hand: holding (taken off the state or picked up, not yet
+  // passed on), or moving (being picked up or passed on: in hand, or already elsewhere). Written
+  // by the owner, read only in a child of fork(), where the owner may have stopped in between
+  // (forget_thread()); compiler fences keep it in program order with the token's atomic moves.
+  enum class hand : std::uint8_t { empty, holding, moving };
+  hand token_hand = hand::empty;
   core::retired_list current, previous, oldest;
 
   void destroy_garbage() noexcept {
@@ -295,18 +298,27 @@ class token_ebr<Order, Policies...>::domain
   // bit is set, so a plain store clears it. (In hand before the bit goes: a fork in between leaves
   // a child that passes it once, never twice.)
   static void take(record& r) noexcept {
-    r.holding_token = true;
-    std::atomic_signal_fence(std::memory_order_seq_cst);
+    set_hand(r, record::hand::holding);
     r.state.store(r.announced, std::memory_order_relaxed);
   }
 
   // At the start of an operation, before any of its reads.
   [[gnu::noinline]] void pick_up(record& r) noexcept {
+    set_hand(r, record::hand::moving);
     // acquire: pairs with the release store in park(). Only one thread reads true.
-    if (!parked_.exchange(false, std::memory_order_acquire)) return;
-    r.holding_token = true;
+    const bool picked = parked_.exchange(false, std::memory_order_acquire);
+    set_hand(r, picked ? record::hand::holding : record::hand::empty);
+    if (!picked) return;
     serve(r);
     reannounce(r);
+  }
+
+  // For a child of fork() (forget_thread()): the compiler keeps the hand in program order with the
+  // token's atomic moves around it, as a thread stopped by the fork left them.
+  static void set_hand(record& r, typename record::hand h) noexcept {
+    std::atomic_signal_fence(std::memory_order_seq_cst);
+    r.token_hand = h;
+    std::atomic_signal_fence(std::memory_order_seq_cst);
   }
 
   // Our pass may have completed a round: the operation, which has read nothing yet, announces the
@@ -374,10 +386,14 @@ class token_ebr<Order, Policies...>::domain
   // operation of an earlier round, skipping the others (arguments (b) and (c) above); if it comes
   // round to r, park it.
   [[gnu::noinline]] void pass(record& r) noexcept {
-    // Out of hand before it may be handed on: a fork from here on leaves a child that passes it
-    // never twice (at worst it is lost there, and the child's token schemes free no more).
-    r.holding_token = false;
-    std::atomic_signal_fence(std::memory_order_seq_cst);
+    // Moving before it may be handed on: a fork from here on leaves a child that never passes it
+    // twice, and parks it again if it is nowhere else (forget_thread()).
+    set_hand(r, record::hand::moving);
+    pass_on(r);
+    set_hand(r, record::hand::empty);
+  }
+
+  void pass_on(record& r) noexcept {
     core::scan_timer timer(r.ctr);
     // Only the token's holder changes rounds_ (the others' RMWs write the value they read), and
     // what its holders did happens before we hold it: relaxed reads the current round.
@@ -523,7 +539,9 @@ class token_ebr<Order, Policies...>::domain
   void on_thread_exit(record& r) noexcept {
     // release: pairs with a skip CAS (acquire), as in end(); acquire: pairs with the release CAS
     // in pass() if the token waited here, and with a barrier's give_back().
+    set_hand(r, record::hand::moving);
     std::uint64_t was = r.state.exchange(exiting_bit, std::memory_order_acq_rel);
+    set_hand(r, (was & token_bit) ? record::hand::holding : record::hand::empty);
     if (was & lent_bit) r.wait_until_given_back();
     const std::uint64_t stamp = touch_rounds();
     this->orphan(r, std::move(r.current), stamp);
@@ -536,12 +554,29 @@ class token_ebr<Order, Policies...>::domain
   }
 
   // In a child of fork(): r's thread does not exist here (core/registry.hpp). Inactive, it is
-  // skipped by the token, which moves on if it waited there (the pass runs on r's behalf, as an
-  // exiting thread's does).
+  // skipped by the token, which moves on if it waited there or in r's hand (the pass runs on r's
+  // behalf, as an exiting thread's does). If r's thread stopped while the token was moving, the
+  // token is either elsewhere already or lost with that thread: lost if no place and no other hand
+  // has it, and then it is parked again. (The child has one thread: whoever picks it up has no
+  // reads in flight, and the records of the parent's threads are inactive.)
   void forget_thread(record& r) noexcept {
     const std::uint64_t was = r.state.exchange(exiting_bit, std::memory_order_relaxed);
-    if ((was & token_bit) || r.holding_token) pass(r);
+    if ((was & token_bit) || r.token_hand == record::hand::holding)
+      pass(r);
+    else if (r.token_hand == record::hand::moving && !token_elsewhere_than(r))
+      park();
+    r.token_hand = record::hand::empty;
     r.state.store(0, std::memory_order_relaxed);
+  }
+
+  bool token_elsewhere_than(const record& r) const noexcept {
+    bool found = parked_.load(std::memory_order_relaxed);
+    this->threads_.for_each([&](const record& z) {
+      if (&z != &r)
+        found = found || (z.state.load(std::memory_order_relaxed) & token_bit) ||
+                z.token_hand != record::hand::empty;
+    });
+    return found;
   }
 
   // Read by every begin(), written once a round and at parking: one line.

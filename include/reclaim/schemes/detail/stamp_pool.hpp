@@ -154,11 +154,19 @@ class stamp_pool {
   // threads whose leaving let the tail stamp rise happen before what the caller frees.
   stamp_t tail_stamp() const noexcept { return tail_->stamp.load(std::memory_order_acquire); }
 
-  // Whether b is in the pool with no push or removal of it under way: its stamp flags neither, and
-  // its removal has not marked its prev. (For a child of fork(), single-threaded: stamp_it.hpp.)
-  static bool holds_at_rest(const stamp_block& b) noexcept {
-    return (b.stamp.load(std::memory_order_relaxed) & (pending_push | not_in_list)) == 0 &&
-           !b.prev.load(std::memory_order_relaxed).marked();
+  // For a child of fork(), single-threaded: takes b out of the pool on behalf of a thread that
+  // may have stopped anywhere in push(b) or remove(b) (stamp_it.hpp). Every step of a removal is
+  // one a helper may take too, so running remove(b) again finishes a half-done one. A push stopped
+  // after taking its stamp is either in the prev list (its pending flag is cleared, as a helper
+  // would, and it is removed) or not: then it never entered, and nothing waits for it.
+  void forget(stamp_block& b) noexcept {
+    const stamp_t stamp = b.stamp.load(std::memory_order_relaxed);
+    if (stamp & not_in_list) return;
+    if (stamp & pending_push) {
+      if (!in_prev_list(b)) return;
+      b.stamp.store(stamp + (stamp_step - pending_push), std::memory_order_relaxed);
+    }
+    (void)remove(b);
   }
 
   // Whether no block is in the prev list (a snapshot).
@@ -244,6 +252,13 @@ class stamp_pool {
 
  private:
   stamp_block* head() const noexcept { return head_.get(); }
+
+  bool in_prev_list(const stamp_block& b) const noexcept {
+    for (stamp_block* z = head_->prev.load(std::memory_order_acquire).get(); z != tail_.get();
+         z = z->prev.load(std::memory_order_acquire).get())
+      if (z == &b) return true;
+    return false;
+  }
 
   // Sets the delete mark of `link` and returns its value before (unmarked unless a helper
   // marked it first: helpers mark a block's next, never its prev).
