@@ -2,6 +2,8 @@
 #   make bench   install what is missing, build the lab (release), run the default comparison
 #   make test    install what is missing, build and run the tests: the lab preset (the lab, tools,
 #                packaging), then the library's tests under the asan and tsan presets
+#   make check   the tier for the edit loop: the debug preset, every test without sanitizers
+#                (every container suite whole) and the lab's checks, in build/debug
 # Both make .venv, the Python of the tools (tools/requirements.txt), when it is missing or stale.
 
 # The default comparison (one scheme of each family on short operations and with a stalled
@@ -15,7 +17,7 @@ VENV := .venv
 PYTHON := $(abspath $(VENV))/bin/python
 TOOLS := PYTHONPATH=tools $(PYTHON) -m reclaim_tools
 
-.PHONY: bench test
+.PHONY: bench test check
 # The lab is built in build/bench with only the schemes the experiment runs (each scheme is one
 # translation unit of the lab, about 10 s of compiler time), the release preset's optimization;
 # `cmake --preset release && cmake --build --preset release` builds the whole lab in build/release.
@@ -40,6 +42,13 @@ test:
 	  cmake --build --preset $$preset; \
 	  ctest --preset $$preset; \
 	done
+
+check:
+	@scripts/deps.sh test
+	@$(MAKE) --no-print-directory $(VENV)/requirements.stamp
+	cmake --preset debug -DRECLAIM_PYTHON=$(PYTHON)
+	cmake --build --preset debug
+	ctest --preset debug
 
 # The tools' virtual environment, installed again only when tools/requirements.txt changes.
 $(VENV)/requirements.stamp: tools/requirements.txt

@@ -88,16 +88,6 @@ using exception_schemes = scheme_list<debra<>, hp<>, nbr_plus<reclaim::bag_thres
 template <template <class> class DS>
 using pairs = typename protected_pairs<DS, exception_schemes>::type;
 
-template <class... Lists>
-struct concat;
-template <class... A>
-struct concat<::testing::Types<A...>> {
-  using type = ::testing::Types<A...>;
-};
-template <class... A, class... B, class... Rest>
-struct concat<::testing::Types<A...>, ::testing::Types<B...>, Rest...>
-    : concat<::testing::Types<A..., B...>, Rest...> {};
-
 using throwing_containers =
     typename concat<pairs<dgt_bst_t>, pairs<lazy_list_t>, pairs<hm_list_t>, pairs<harris_list_t>,
                     pairs<hm_hashset_t>, pairs<lazy_skiplist_t>, pairs<abtree_t>,

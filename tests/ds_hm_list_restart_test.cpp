@@ -5,7 +5,7 @@
 
 namespace reclaim_test::containers {
 
-using hm_list_restart_pairs = ::testing::Types<
+using hm_list_restart_pairs = container_suite_pairs<::testing::Types<
     hm_list_restart<none>,
     hm_list_restart<debra<>>,
     hm_list_restart<hp<>>,
@@ -16,7 +16,7 @@ using hm_list_restart_pairs = ::testing::Types<
     hm_list_restart<nbr<reclaim::bag_threshold<64>>>,
     hm_list_restart<nbr_plus<reclaim::bag_threshold<64>>>,
     hm_list_restart<stamp_it<>>,
-    hm_list_restart<lfrc<>>>;
+    hm_list_restart<lfrc<>>>>;
 INSTANTIATE_TYPED_TEST_SUITE_P(hm_list_restart, container, hm_list_restart_pairs);
 INSTANTIATE_TYPED_TEST_SUITE_P(hm_list_restart, container_lifecycle,
                                every_protected_pair<hm_list_restart>);

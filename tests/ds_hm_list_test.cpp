@@ -5,7 +5,7 @@
 
 namespace reclaim_test::containers {
 
-using hm_list_pairs = ::testing::Types<
+using hm_list_pairs = container_suite_pairs<::testing::Types<
     hm_list<none>,
     hm_list<debra<>>,
     hm_list<hp<>>,
@@ -30,7 +30,7 @@ using hm_list_pairs = ::testing::Types<
     hm_list<reclaim::hyaline_s<>>,
     hm_list<reclaim::hyaline_1s<>>,
     hm_list<reclaim::crystalline_l<>>,
-    hm_list<reclaim::crystalline_w<>>>;
+    hm_list<reclaim::crystalline_w<>>>>;
 INSTANTIATE_TYPED_TEST_SUITE_P(hm_list, container, hm_list_pairs);
 INSTANTIATE_TYPED_TEST_SUITE_P(hm_list, container_lifecycle,
                                every_protected_pair<hm_list>);

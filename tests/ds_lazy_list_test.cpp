@@ -5,7 +5,7 @@
 
 namespace reclaim_test::containers {
 
-using lazy_list_pairs = ::testing::Types<
+using lazy_list_pairs = container_suite_pairs<::testing::Types<
     lazy_list<none>,
     lazy_list<debra<>>,
     lazy_list<hp<>>,
@@ -24,7 +24,7 @@ using lazy_list_pairs = ::testing::Types<
     lazy_list<reclaim::hp_asym<>>,
     lazy_list<reclaim::hazard_pop<>>,
     lazy_list<reclaim::epoch_pop<>>,
-    lazy_list<stamp_it<>>>;
+    lazy_list<stamp_it<>>>>;
 INSTANTIATE_TYPED_TEST_SUITE_P(lazy_list, container, lazy_list_pairs);
 INSTANTIATE_TYPED_TEST_SUITE_P(lazy_list, container_lifecycle,
                                every_protected_pair<lazy_list>);
