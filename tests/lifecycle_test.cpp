@@ -222,11 +222,14 @@ std::string in_child_process(std::chrono::seconds limit, Body body) {
 // no signal goes to one), and destroying the domain is without complaint (debug builds check that
 // no guard is held on a domain being destroyed: the parent's threads held some).
 //
-// Under AddressSanitizer the workers pause between operations for the fork: GCC 12's ASan does not
-// take its allocator's locks around fork(), so a child forked while another thread is inside
-// malloc deadlocks in its own first allocation, inside the sanitizer. The stalled thread still
-// holds its guard there. The child ends with _Exit, not exit(): LeakSanitizer would report what
-// only the vanished threads' stacks and thread_locals pointed to.
+// The sanitizers' runtimes of GCC 12 keep locks that fork() does not take, and a child forked
+// while another thread holds one hangs inside the runtime. ASan's is its allocator's: under ASan
+// the workers pause between operations for the fork (the stalled thread still holds its guard).
+// TSan's include its stack depot, which any allocation may hold (its own background thread's
+// too), and the one spin lock that emulates 16-byte atomics: no pause avoids them, and the test
+// does not run under TSan. The debug preset (make check) forks at full speed. The child ends with
+// _Exit, not exit(): LeakSanitizer would report what only the vanished threads' stacks and
+// thread_locals pointed to.
 
 template <class S>
 void use_after_fork(typename S::domain& domain,
@@ -250,6 +253,7 @@ void use_after_fork(typename S::domain& domain,
 TYPED_TEST(every_scheme_lifecycle, a_forked_child_keeps_working_beside_the_parents_threads) {
   using S = TypeParam;
   using set_type = reclaim::ds::hm_hashset_restart<std::int64_t, S>;
+  if (tsan) GTEST_SKIP() << "GCC 12's TSan runtime deadlocks in a child forked beside threads";
   typename S::domain domain;
   set_type set(domain, 64);
   std::atomic<bool> stop{false}, pause{false};
@@ -280,7 +284,7 @@ TYPED_TEST(every_scheme_lifecycle, a_forked_child_keeps_working_beside_the_paren
   });
   inside.wait();
   while (operations.load() < 1000) std::this_thread::yield();
-  if (asan) {
+  if (sanitized) {  // ASan (TSan skipped above): its allocator
     pause = true;
     while (paused.load() < 2) std::this_thread::yield();
   }

@@ -120,7 +120,6 @@ using nm_bst = reclaim::ds::nm_bst<std::int64_t, S>;
 
 inline constexpr bool sanitized = RECLAIM_TEST_SANITIZED != 0;
 inline constexpr bool tsan = RECLAIM_TEST_TSAN != 0;
-inline constexpr bool asan = sanitized && !tsan;
 
 inline long env_long(const char* name, long fallback) {
   const char* v = std::getenv(name);
