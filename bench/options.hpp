@@ -3,20 +3,14 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
-#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "registry.hpp"
+#include "usage_error.hpp"
 
 namespace reclaim_bench {
-
-// Bad input. main() prints "reclaim-bench: <what>" as one line and exits with status 2; nothing has
-// been written by then, because every argument is checked before the output file is opened.
-struct usage_error : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
 
 // A validated command line; the defaults live in parse_command_line(), where the help shows them.
 // A sweep runs ds x threads x alloc x scheme x trials.

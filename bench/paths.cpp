@@ -11,7 +11,7 @@
 
 #include <fmt/format.h>
 
-#include "options.hpp"
+#include "usage_error.hpp"
 
 namespace reclaim_bench {
 namespace {

@@ -12,7 +12,7 @@
 #include <fmt/format.h>
 
 #include "cleanup.hpp"
-#include "options.hpp"
+#include "usage_error.hpp"
 
 namespace reclaim_bench {
 namespace {
