@@ -2,37 +2,18 @@
 //
 // A scheme S declares itself by deriving from scheme_base<S> (the default node base and the
 // default domain) and names its domain, derived from domain_base<Domain, Record>, which owns the
-// thread registry, the orphanage and the pending gauge, and provides stats(), destruction and
-// thread exit. The scheme supplies:
-//   Record                     derives from thread_record<FreePolicy>; default-constructible;
-//                              declares orphan_batches (lists it hands over at exit) if more than
-//                              one; destroy_garbage() destroys every retired node it holds.
-//   Domain::on_thread_exit(r)  the record leaves any operation it was in (the thread may exit
-//                              inside a guard), hands its garbage over with orphan(), each list
-//                              with its age (it may free first: hp scans once more), and drains
-//                              its free policy, all while it holds its garbage against a barrier
-//                              (thread_record::try_borrow). The base then flushes the gauge and
-//                              clears the nesting.
-//   Domain::exit_flushes       optional: how many flush_local() calls an exiting thread makes
-//                              while the orphanage holds garbage, enough for the scheme's epoch to
-//                              pass the age of everything in it (detach()).
-//   Domain::guard_type         the scheme's guard (domain.retire() runs in one).
-//   Domain::grace_periods      whether it offers synchronize() and barrier(), through
-//                              wait_for_grace_period(me, deadline), barrier_locked(me, deadline)
-//                              and take_garbage(record, gathered); and flush_local(me) for flush().
-//   ~Domain()                  calls shutdown() first, while its own state is still alive.
-//   Domain::forget_thread(r)   optional: in a child of fork(), r's thread does not exist; r must
-//                              stop holding anything up (an announcement goes quiescent, a token
-//                              moves on, a read phase ends) using single-word steps only, since
-//                              that thread may have stopped anywhere, even in the scheme's own code
-//                              (domain_base::forget()).
-// How orphaned garbage is freed is the scheme's: free_safe_orphans() / take_safe_orphans() for
-// schemes whose stamp says when a batch is safe (epochs, token rounds), adopt_orphans() for schemes
-// whose reclaimers check every node they hold (hazard pointers, neutralization, per-node stamps).
+// thread registry, the orphanage and the pending gauge, and provides stats(), retire(), create(),
+// flush(), synchronize(), barrier(), destruction and thread exit. What the domain supplies is the
+// concept domain_contract below, checked by the compiler for every domain (in ~domain_base());
+// docs/writing-a-scheme.md walks through it. How orphaned garbage is freed is the scheme's:
+// free_safe_orphans() / take_safe_orphans() for schemes whose stamp says when a batch is safe
+// (epochs, token rounds), adopt_orphans() for schemes whose reclaimers check every node they hold
+// (hazard pointers, neutralization, per-node stamps).
 #pragma once
 #include <atomic>
 #include <cassert>
 #include <chrono>
+#include <concepts>
 #include <cstdint>
 #include <thread>
 #include <utility>
@@ -47,11 +28,78 @@
 
 namespace reclaim::core {
 
+// The hooks domain_base calls, which a scheme's domain writes (privately: it declares domain_base
+// its friend, and domain_base::hooks names them with that access). Required:
+//   Record                     derives from thread_record<FreePolicy>; default-constructible;
+//                              declares orphan_batches (lists it hands over at exit) if more than
+//                              one; destroy_garbage() destroys every retired node it holds.
+//   guard_type                 the scheme's guard (domain.retire() runs in one).
+//   grace_periods              whether it offers synchronize() and barrier(); if so
+//                              wait_for_grace_period(me, deadline) -> bool (synchronize()) and
+//                              barrier_locked(me, deadline) -> bool (barrier(), serialized).
+//   on_thread_exit(r)          the record leaves any operation it was in (the thread may exit
+//                              inside a guard), hands its garbage over with orphan(), each list
+//                              with its age (it may free first: hp scans once more), and drains
+//                              its free policy, all while it holds its garbage against a barrier
+//                              (thread_record::try_borrow). The base then flushes the gauge and
+//                              clears the nesting.
+//   flush_local(me)            flush(): frees what is already safe, cheap and non-blocking.
+//   ~Domain()                  calls shutdown() first, while its own state is still alive.
+// Optional:
+//   take_garbage(r, gathered&) static; moves a record's lists out: for a barrier_locked() that
+//                              collects with gather() or borrow_if_idle().
+//   exit_flushes               how many flush_local() calls an exiting thread makes while the
+//                              orphanage holds garbage, enough for the scheme's epoch to pass the
+//                              age of everything in it (detach()).
+//   forget_thread(r)           in a child of fork(), r's thread does not exist; r must stop
+//                              holding anything up (an announcement goes quiescent, a token moves
+//                              on, a read phase ends) using single-word steps only, since that
+//                              thread may have stopped anywhere, even in the scheme's own code
+//                              (domain_base::forget()).
+template <class Domain>
+concept domain_contract =
+    requires {
+      typename Domain::hooks::record;
+      typename Domain::guard_type;
+      { Domain::hooks::grace_periods() } -> std::same_as<bool>;
+    } &&
+    std::derived_from<typename Domain::hooks::record,
+                      thread_record<typename Domain::hooks::record::free_policy>> &&
+    std::default_initializable<typename Domain::hooks::record> &&
+    requires(Domain& d, typename Domain::hooks::record& r) {
+      Domain::hooks::on_thread_exit(d, r);
+      Domain::hooks::flush_local(d, r);
+      r.destroy_garbage();
+    } &&
+    (!Domain::hooks::grace_periods() ||
+     requires(Domain& d, typename Domain::hooks::record& r, deadline t) {
+       { Domain::hooks::wait_for_grace_period(d, r, t) } -> std::same_as<bool>;
+       { Domain::hooks::barrier_locked(d, r, t) } -> std::same_as<bool>;
+     });
+
 template <class Domain, class Record>
 class domain_base {
  public:
   domain_base(const domain_base&) = delete;
   domain_base& operator=(const domain_base&) = delete;
+
+  // The domain's hooks as domain_base sees them (its friend), for domain_contract to check.
+  struct hooks {
+    using record = Record;
+    template <class D = Domain>
+    static constexpr auto grace_periods() -> decltype(bool{D::grace_periods}) {
+      return D::grace_periods;
+    }
+    template <class D = Domain>
+    static auto on_thread_exit(D& d, Record& r) -> decltype(d.on_thread_exit(r));
+    template <class D = Domain>
+    static auto flush_local(D& d, Record& r) -> decltype(d.flush_local(r));
+    template <class D = Domain>
+    static auto wait_for_grace_period(D& d, Record& r, deadline t)
+        -> decltype(d.wait_for_grace_period(r, t));
+    template <class D = Domain>
+    static auto barrier_locked(D& d, Record& r, deadline t) -> decltype(d.barrier_locked(r, t));
+  };
 
   // A snapshot of the counters; does not register the calling thread.
   reclaim::stats stats() const { return collect_stats(threads_, gauge_); }
@@ -131,6 +179,9 @@ class domain_base {
   // A domain whose constructor threw never had a thread; any other must have shut down while its
   // own state was still alive.
   ~domain_base() {
+    static_assert(domain_contract<Domain>,
+                  "a scheme's domain must provide the hooks of core::domain_contract "
+                  "(core/domain.hpp, docs/writing-a-scheme.md)");
     assert((shut_down_ || threads_.size() == 0) &&
            "a scheme's domain destructor must call shutdown() first");
   }
