@@ -23,6 +23,7 @@
 #include "ds/treiber_stack.hpp"
 #include "free/amortized.hpp"
 #include "free/batch.hpp"
+#include "policies.hpp"
 #include "schemes/debra.hpp"
 #include "schemes/ebr.hpp"
 #include "schemes/epoch_pop.hpp"

@@ -218,7 +218,7 @@
 #include "../free/batch.hpp"
 #include "detail/birth_sorted.hpp"
 #include "detail/eras.hpp"
-#include "hp.hpp"  // slots<K>, the slot-count policy shared with the pointer family
+#include "../policies.hpp"  // slots<K>
 
 namespace reclaim {
 

@@ -72,21 +72,21 @@
 #include "../core/domain.hpp"
 #include "../core/policy.hpp"
 #include "../free/batch.hpp"
+#include "../policies.hpp"
 #include "detail/eras.hpp"
 #include "detail/hazard_eras.hpp"
-#include "hp.hpp"  // reclaim::slots<K>
 
 namespace reclaim {
 
 template <class... Policies>
 struct he : core::scheme_base<he<Policies...>> {
   using free_policy = core::find_policy_t<free_policy_kind, batch_free, Policies...>;
-  static_assert((core::known_kinds<free_policy_kind, hp_slots_kind, era_frequency_kind,
+  static_assert((core::known_kinds<free_policy_kind, slots_kind, era_frequency_kind,
                                    scan_frequency_kind>::template contains<Policies> &&
                  ...),
                 "he takes a free policy, slots<K>, era_frequency<F> and scan_frequency<N>");
   static constexpr unsigned slot_count =
-      core::find_policy_t<hp_slots_kind, slots<4>, Policies...>::value;
+      core::find_policy_t<slots_kind, slots<4>, Policies...>::value;
   // Defaults: the clock advances every 64 allocations of a thread (a stalled reservation keeps
   // at most 64 x threads nodes per era it covers, and readers republish rarely: most protects
   // find the era unchanged); a thread scans once 100 + 2H more nodes wait (hp's R).
@@ -104,8 +104,8 @@ struct he : core::scheme_base<he<Policies...>> {
 
   using node_base = detail::era_node;
   using domain = detail::he_domain<he>;
-  using guard = detail::he_guard<he>;
-  using protection = detail::he_protection<he>;
+  using guard = core::slot_guard<detail::he_slot_hooks<he>>;
+  using protection = core::slot_protection<detail::he_slot_hooks<he>>;
 };
 
 }  // namespace reclaim

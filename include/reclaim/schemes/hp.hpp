@@ -65,19 +65,14 @@
 #include "../core/misuse.hpp"
 #include "../core/policy.hpp"
 #include "../core/signals.hpp"
+#include "../core/slot_guard.hpp"
 #include "../core/sorted_snapshot.hpp"
 #include "../free/batch.hpp"
+#include "../policies.hpp"
 #include "detail/epoch_bags.hpp"
 
 namespace reclaim {
 
-struct hp_slots_kind {};
-template <unsigned K>
-struct slots {
-  static_assert(K > 0);
-  using policy_kind = hp_slots_kind;
-  static constexpr unsigned value = K;
-};
 struct fence_kind {};
 template <class Fence>
 struct fence_policy {
@@ -145,9 +140,9 @@ struct hp : core::scheme_base<hp<Policies...>> {
   static constexpr bool epochs =
       (std::is_same_v<typename Policies::policy_kind, hp_epochs_kind> || ...);
   static constexpr unsigned slot_count =
-      core::find_policy_t<hp_slots_kind, slots<4>, Policies...>::value;
+      core::find_policy_t<slots_kind, slots<4>, Policies...>::value;
   using threshold = core::find_policy_t<hp_threshold_kind, scan_threshold<100, 2>, Policies...>;
-  static_assert((core::known_kinds<free_policy_kind, hp_slots_kind, fence_kind, hp_scan_kind,
+  static_assert((core::known_kinds<free_policy_kind, slots_kind, fence_kind, hp_scan_kind,
                                    hp_threshold_kind, hp_epochs_kind,
                                    signal_kind>::template contains<Policies> &&
                  ...),
@@ -170,9 +165,10 @@ struct hp : core::scheme_base<hp<Policies...>> {
   static constexpr bool bounds_garbage = free_policy::bounded;
   static constexpr unsigned needs = needs_validated_reads;
 
+  struct slot_hooks;
   class domain;
-  class guard;
-  class protection;
+  using guard = core::slot_guard<slot_hooks>;
+  using protection = core::slot_protection<slot_hooks>;
 };
 
 namespace detail {
@@ -255,8 +251,7 @@ class hp<Policies...>::domain
   }
 
  private:
-  friend class hp::guard;
-  friend class hp::protection;
+  friend struct hp::slot_hooks;
   friend base;
   using slot = std::atomic<const void*>;
 
@@ -623,228 +618,84 @@ class hp<Policies...>::domain
   alignas(core::cache_line) std::atomic<std::uint64_t> epoch_{1};
 };
 
-template <class... Policies>
-class hp<Policies...>::guard : public core::guard_base<guard> {
-  friend class hp::protection;  // a region's guard lends its slots
-
- public:
-  static constexpr bool validates = true;
-  static constexpr unsigned slot_count = hp::slot_count;
-
-  // Takes the block of hazard slots of its nesting level (allocated the first time a thread
-  // nests that deep), so that guards nest: each one's slots are its own.
-  explicit guard(domain& d = hp::default_domain())
-      : domain_(d), record_(d.threads_.local()), block_(d.open(record_)) {}
-  ~guard() {
-    this->check_owner();
-    domain::clear(block_);
-    domain::close(record_);
-  }
-  guard(const guard&) = delete;
-  guard& operator=(const guard&) = delete;
-
-  // Publishes the pointer read from src in the given slot and returns it once a re-read of src
-  // confirms it; the container still checks its own validity condition (the mark).
-  template <class P>
-  P protect(const std::atomic<P>& src, unsigned slot) noexcept {
-    assert(slot < slot_count);
-    this->check_owner();
-    return domain::publish_validated(block_.slots[slot], src, std::memory_order_acquire);
-  }
-
- private:
-  friend class core::guard_base<guard>;
-  void retire_hook(core::retired_hook* node) { domain_.retire(record_, node); }
-
-  domain& domain_;
-  typename domain::record& record_;
-  typename domain::block& block_;
-};
-
-// One hazard slot, owned: what a reclaim::guard_ptr holds (and the primitive of a P2530-style
-// hazard_pointer object: a movable owner of one slot with protect, try_protect, reset_protection
-// and swap). The slot is taken from the thread's pool on the first protection and given back, in
-// any order, when the owner is destroyed; resetting only clears it, so that a protection used in
-// a loop takes its slot once. It belongs to its thread, as a guard does.
+// hp's part of its guard and of its owned protection (hp::protection, what a reclaim::guard_ptr
+// holds; core/slot_guard.hpp): a slot holds a hazard, the address of the node's retired_hook.
+// Guards take the block of hazard slots of their nesting level (allocated the first time a
+// thread nests that deep); protections take one slot each from the record's pool. A region's
+// guard lends its block's slots to the protections made from it, and a lent slot's last hazard
+// stays published until the region's guard clears its block, even if the protection was
+// destroyed (as a guard's slots do).
 //
-// Under the POP schemes a protection that protects something also keeps its thread active, from its
-// protect() to its reset or destruction (pinged by scans; under epoch_pop also announcing an epoch,
-// the epoch's protection), unless it borrows a region's slot (the region's guard holds the thread
-// active then). It is not an operation: synchronize() does not wait for it.
+// Under the POP schemes a protection that protects something also keeps its thread active, from
+// its protect() to its reset or destruction (pinged by scans; under epoch_pop also announcing an
+// epoch, the epoch's protection), unless it borrows a region's slot (the region's guard holds the
+// thread active then). It is not an operation: synchronize() does not wait for it.
 template <class... Policies>
-class hp<Policies...>::protection : core::thread_bound {
+struct hp<Policies...>::slot_hooks {
+  using scheme = hp;
+  using domain = hp::domain;
+  using record = typename domain::record;
+  using block = typename domain::block;
   using slot = typename domain::slot;
+  template <class G>
+  using guard_base = core::guard_base<G>;
+  static constexpr unsigned slot_count = hp::slot_count;
+  static constexpr core::slot_hold holds =
+      fence::tracks_activity ? core::slot_hold::while_protecting : core::slot_hold::never;
+  static constexpr bool lends_slots = true;
+  static constexpr bool clears_lent_slot = false;
 
- public:
-  // Whether the thread's operation is what keeps a protected node: no, a node is freed once no
-  // hazard holds it (under epoch_pop the operation it holds only keeps the epoch from freeing it
-  // first).
-  static constexpr bool holds_region = false;
-
-  // What a reclaim::region_guard holds under hp: a guard, whose block of slots it lends one by one
-  // to the protections made from it, so that they take no slot from the pool (once the block is
-  // lent out, they take from the pool as others do). A lent slot is the guard's again when the
-  // region ends, which clears it: the protection must end first (debug builds check), and until
-  // then its last hazard stays published even if it was destroyed (as a guard's slots do).
-  class region {
-   public:
-    explicit region(domain& d) : guard_(d) {}
-
-   private:
-    friend protection;
-    slot* lend() noexcept { return next_ < slot_count ? &guard_.block_.slots[next_++] : nullptr; }
-
-    guard guard_;
-    unsigned next_ = 0;
-    core::lender lender_;
-  };
-
-  protection() noexcept = default;
-  explicit protection(domain& d) noexcept : domain_(&d) {}
-  // A protection with one of r's slots, if it has one left (see region).
-  explicit protection(region& r) noexcept
-      : domain_(&r.guard_.domain_), record_(&r.guard_.record_), hazard_(r.lend()) {
-    if (hazard_) {
-      lent_ = true;
-      loan_ = r.lender_.lend();
-    }
-  }
-  // The moved-from side owns no slot: it takes one from the pool on its next protect(), and gives
-  // that one back when it ends (a lent slot goes with the move, with its loan).
-  protection(protection&& other) noexcept
-      : domain_(other.domain_),
-        record_(other.record_),
-        hazard_(std::exchange(other.hazard_, nullptr)),
-        lent_(std::exchange(other.lent_, false)),
-        holding_(std::exchange(other.holding_, false)),
-        loan_(std::move(other.loan_)) {}
-  // Our protection ends, and the two slots change owners: the moved-from side keeps a slot for its
-  // next protect() (`save = std::move(cur)` in a traversal costs no pool traffic).
-  protection& operator=(protection&& other) noexcept {
-    reset_protection();
-    swap(other);
-    return *this;
-  }
-  // A lent slot is left as it is: the region's guard clears its block when it ends. Always
-  // inlined, as guard_ptr's destructor is (concurrent_ptr.hpp).
-  [[gnu::always_inline]] ~protection() {
-    if (!hazard_ || lent_) return;
-    check_owner();
-    domain::give_back(*record_, *hazard_);
-    let_go();
+  static record& local(domain& d) { return d.threads_.local(); }
+  static block& open(domain& d, record& r) { return d.open(r); }
+  static void close(domain&, record& r, block& b) noexcept {
+    domain::clear(b);
+    domain::close(r);
   }
 
-  void swap(protection& other) noexcept {
-    std::swap(domain_, other.domain_);
-    std::swap(record_, other.record_);
-    std::swap(hazard_, other.hazard_);
-    std::swap(lent_, other.lent_);
-    std::swap(holding_, other.holding_);
-    std::swap(loan_, other.loan_);
-  }
-
-  // Protects the pointer src holds (published, then validated by a re-read of src; loads with
-  // `order`) and returns it. Throws std::bad_alloc only when it takes its first slot.
   template <class P>
-  P protect(const std::atomic<P>& src, std::memory_order order) {
-    slot& hazard = own_slot();
-    hold();
+  static P protect(domain&, record&, slot& hazard, const std::atomic<P>& src,
+                   std::memory_order order) noexcept {
     return domain::publish_validated(hazard, src, order);
   }
-
-  // Protects `expected` if src still holds it, and returns true; otherwise protects nothing, sets
-  // `expected` to what src holds, and returns false. Gives up instead of retrying (lock-free
-  // algorithms that must not loop in protect, paper 003's acquire_if_equal).
+  // As publish_validated(), once.
   template <class P>
-  bool try_protect(P& expected, const std::atomic<P>& src, std::memory_order order) {
-    slot& hazard = own_slot();
-    hold();
-    // As publish_validated(), once.
+  static P try_protect(domain&, record&, slot& hazard, const P& expected,
+                       const std::atomic<P>& src, std::memory_order order) noexcept {
     fence::publish(hazard, domain::address_of(expected));
-    P now = src.load(fence::reread(order));
-    if (now == expected) return true;
-    reset_protection();
-    expected = now;
-    return false;
+    return src.load(fence::reread(order));
   }
-
-  // Publishes p without validating it (P2530's reset_protection(ptr)): p is protected only if the
-  // caller then re-reads the pointer's source and finds p still there, which the fence orders
-  // after the publication. Throws std::bad_alloc only when it takes its first slot.
   template <class P>
-  void publish(P p) {
-    slot& hazard = own_slot();
-    hold();
+  static void publish(domain&, record&, slot& hazard, P p) noexcept {
     // release, then the fence's light side: as in publish_validated().
     hazard.store(domain::address_of(p), std::memory_order_release);
     fence::light();
   }
 
-  // Protects nothing; keeps the slot.
-  void reset_protection() noexcept {
-    if (hazard_) domain::clear_slot(*hazard_);
-    let_go();
+  static slot& take(domain& d, record& r) { return d.take(r); }
+  static void give_back(domain&, record& r, slot& hazard) noexcept {
+    domain::give_back(r, hazard);
   }
+  static void clear(domain&, record&, slot& hazard) noexcept { domain::clear_slot(hazard); }
+  // The POP schemes: before the hazard is published, so that a scan pings us, and under
+  // epoch_pop the epoch cannot pass the node either.
+  static void activate(domain& d, record& r) noexcept { d.activate(r); }
+  static void deactivate(record& r) noexcept { domain::deactivate(r); }
 
-  // Takes the slot now, so that no later protect can fail (P2530's make_hazard_pointer(), which
-  // may throw where hazard_pointer::protect() may not). Throws std::bad_alloc.
-  void take_slot() { (void)own_slot(); }
-  // Whether this owns a slot (a default-constructed or moved-from protection owns none).
-  bool owns_slot() const noexcept { return hazard_ != nullptr; }
-
-  // Retires a node (tagged by core::to_retired) on this thread's record: hp's retire needs no
-  // operation around it, but the free policy gets its turn first, as when a guard opens (guard_ptr
-  // users may never open a guard; an amortized policy would then never free what scans found).
-  // Under epoch_pop the retire runs inside an operation (its tag is the epoch announced).
-  // Never throws: the scan it may run needs no memory it cannot get.
-  void retire(core::retired_hook* node) noexcept {
-    assert(record_ && "reclaim: retire through a protection that never protected");
-    check_owner();
-    core::garbage_claim::free_policy_step(*record_);
+  static void retire(domain& d, record& r, core::retired_hook* node) { d.retire(r, node); }
+  // hp's retire needs no operation around it, but the free policy gets its turn first, as when a
+  // guard opens (guard_ptr users may never open a guard; an amortized policy would then never
+  // free what scans found). Under epoch_pop the retire runs inside an operation (its tag is the
+  // epoch announced). Never throws: the scan it may run needs no memory it cannot get.
+  static void retire_outside_guard(domain& d, record& r, core::retired_hook* node) noexcept {
+    core::garbage_claim::free_policy_step(r);
     if constexpr (epochs) {
-      (void)domain_->enter(*record_);
-      domain_->retire(*record_, node);
-      domain::close(*record_);
+      (void)d.enter(r);
+      d.retire(r, node);
+      domain::close(r);
     } else {
-      domain_->retire(*record_, node);
+      d.retire(r, node);
     }
   }
-
- private:
-  slot& own_slot() {
-    check_owner();
-    if (!hazard_) [[unlikely]] {
-      record_ = &domain_->threads_.local();
-      hazard_ = &domain_->take(*record_);
-    }
-    return *hazard_;
-  }
-
-  // The POP schemes: keeps the thread active while this protects (before the hazard is published,
-  // so that a scan pings us, and under epoch_pop the epoch cannot pass the node either), unless the
-  // slot is a region's.
-  void hold() noexcept {
-    if constexpr (holds_activity) {
-      if (holding_ || lent_) return;
-      domain_->activate(*record_);
-      holding_ = true;
-    }
-  }
-  void let_go() noexcept {
-    if constexpr (holds_activity) {
-      if (!holding_) return;
-      holding_ = false;
-      domain::deactivate(*record_);
-    }
-  }
-  static constexpr bool holds_activity = fence::tracks_activity;
-
-  domain* domain_ = nullptr;
-  typename domain::record* record_ = nullptr;
-  slot* hazard_ = nullptr;
-  bool lent_ = false;                // hazard_ is a region's slot, not the pool's
-  bool holding_ = false;             // POP: holds the thread active
-  [[no_unique_address]] core::loan loan_;  // while lent: debug builds count it in the region
 };
 
 }  // namespace reclaim

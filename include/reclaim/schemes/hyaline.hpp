@@ -197,7 +197,7 @@
 #include "../free/batch.hpp"
 #include "detail/birth_sorted.hpp"
 #include "detail/eras.hpp"
-#include "hp.hpp"  // slots<K>
+#include "../policies.hpp"  // slots<K>
 
 namespace reclaim {
 

@@ -59,17 +59,18 @@
 #include "../core/guard_slots.hpp"
 #include "../core/marked_ptr.hpp"
 #include "../core/policy.hpp"
+#include "../core/slot_guard.hpp"
 #include "../free/batch.hpp"
+#include "../policies.hpp"
 #include "detail/lfrc_memory.hpp"
-#include "hp.hpp"  // slots<K>, which sets an lfrc guard's slots as it sets hp's
 
 namespace reclaim {
 
 template <class... Policies>
 struct lfrc : core::scheme_base<lfrc<Policies...>> {
   static constexpr unsigned slot_count =
-      core::find_policy_t<hp_slots_kind, slots<4>, Policies...>::value;
-  static_assert((core::known_kinds<hp_slots_kind>::template contains<Policies> && ...),
+      core::find_policy_t<slots_kind, slots<4>, Policies...>::value;
+  static_assert((core::known_kinds<slots_kind>::template contains<Policies> && ...),
                 "lfrc takes slots<K>");
 
   static constexpr std::string_view name = "lfrc";
@@ -86,9 +87,10 @@ struct lfrc : core::scheme_base<lfrc<Policies...>> {
     // An over-aligned node cannot live behind a 16-byte header.
     static void* operator new(std::size_t, std::align_val_t) = delete;
   };
+  struct slot_hooks;
   class domain;
-  class guard;
-  class protection;
+  using guard = core::slot_guard<slot_hooks>;
+  using protection = core::slot_protection<slot_hooks>;
 };
 
 namespace detail {
@@ -138,8 +140,7 @@ class lfrc<Policies...>::domain : public core::domain_base<domain, detail::lfrc_
   }
 
  private:
-  friend class lfrc::guard;
-  friend class lfrc::protection;
+  friend struct lfrc::slot_hooks;
   friend base;
 
   static constexpr std::uint64_t retired = detail::lfrc::retired, claimed = detail::lfrc::claimed,
@@ -195,22 +196,20 @@ class lfrc<Policies...>::domain : public core::domain_base<domain, detail::lfrc_
     }
   }
 
-  // The same, but only if src holds `expected` (true); otherwise `held` counts nothing, expected
-  // is set to what src holds, and false. Never loops.
+  // The same, but only if src holds `expected`: `held` counts it then; otherwise it counts what
+  // it counted before. Returns what src holds. Never loops.
   template <class P>
-  bool try_acquire(record& r, slot& held, P& expected, const std::atomic<P>& src,
-                   std::memory_order order) {
+  P try_acquire(record& r, slot& held, const P& expected, const std::atomic<P>& src,
+                std::memory_order order) {
     const void* node = node_of(expected);
-    if (node != held.load(std::memory_order_relaxed) && node) count(node);
+    const bool counted = node != held.load(std::memory_order_relaxed) && node;
+    if (counted) count(node);
     const P now = src.load(node ? std::memory_order_seq_cst : order);  // seq_cst: as acquire()
-    if (now == expected) {
+    if (now == expected)
       replace(r, held, node);
-      return true;
-    }
-    if (node != held.load(std::memory_order_relaxed) && node) release(r, node);
-    replace(r, held, nullptr);
-    expected = now;
-    return false;
+    else if (counted)
+      release(r, node);
+    return now;
   }
 
   // seq_cst: in S before the validating re-read (acquire()).
@@ -314,164 +313,60 @@ class lfrc<Policies...>::domain : public core::domain_base<domain, detail::lfrc_
   detail::lfrc::block_stacks free_;  // the domain's free list beyond its records' caches
 };
 
+// lfrc's part of its guard and of its owned protection (lfrc::protection, what a
+// reclaim::guard_ptr holds; core/slot_guard.hpp): a slot counts the node it holds. A protection's
+// slot comes from the thread's pool on the first acquire and goes back when it is destroyed; while
+// it counts a node, the thread is inside an operation (its record's depth), so that synchronize()
+// and barrier() wait for it. A region's guard lends its slots first; a lent slot's count is
+// released when its protection ends (the region's guard would release it only when it ends).
 template <class... Policies>
-class lfrc<Policies...>::guard : public core::guard_base<guard> {
-  friend class lfrc::protection;  // a region's guard lends its slots
-
- public:
-  static constexpr bool validates = true;
+struct lfrc<Policies...>::slot_hooks {
+  using scheme = lfrc;
+  using domain = lfrc::domain;
+  using record = typename domain::record;
+  using block = typename domain::block;
+  using slot = typename domain::slot;
+  template <class G>
+  using guard_base = core::guard_base<G>;
   static constexpr unsigned slot_count = lfrc::slot_count;
+  static constexpr core::slot_hold holds = core::slot_hold::while_counting;
+  static constexpr bool lends_slots = true;
+  static constexpr bool clears_lent_slot = true;
 
-  explicit guard(domain& d = lfrc::default_domain())
-      : domain_(d), record_(d.threads_.local()), block_(d.open(record_)) {}
-  ~guard() {
-    this->check_owner();
-    domain_.close(record_, block_);
-  }
-  guard(const guard&) = delete;
-  guard& operator=(const guard&) = delete;
+  static record& local(domain& d) { return d.threads_.local(); }
+  static block& open(domain& d, record& r) { return d.open(r); }
+  static void close(domain& d, record& r, block& b) noexcept { d.close(r, b); }
 
-  // Counts the node src holds in the given slot (releasing what the slot counted) and returns it
-  // once a re-read of src confirms it; the container still checks its own validity (the mark).
   template <class P>
-  P protect(const std::atomic<P>& src, unsigned slot) {
-    assert(slot < slot_count);
-    this->check_owner();
-    return domain_.acquire(record_, block_.slots[slot], src, std::memory_order_acquire);
+  static P protect(domain& d, record& r, slot& held, const std::atomic<P>& src,
+                   std::memory_order order) {
+    return d.acquire(r, held, src, order);
   }
-
+  template <class P>
+  static P try_protect(domain& d, record& r, slot& held, const P& expected,
+                       const std::atomic<P>& src, std::memory_order order) {
+    return d.try_acquire(r, held, expected, src, order);
+  }
   // From the domain's free list.
   template <class T, class... Args>
-  T* create(Args&&... args) const {
-    return domain_.template make<T>(record_, std::forward<Args>(args)...);
+  static T* create(domain& d, record& r, Args&&... args) {
+    return d.template make<T>(r, std::forward<Args>(args)...);
   }
 
- private:
-  friend class core::guard_base<guard>;
-  void retire_hook(core::retired_hook* node) noexcept { domain_.retire(record_, node); }
-
-  domain& domain_;
-  typename domain::record& record_;
-  typename domain::block& block_;
-};
-
-// One counted reference, owned: what a reclaim::guard_ptr holds. Its slot comes from the thread's
-// pool on the first acquire and goes back when it is destroyed; while it counts a node, the thread
-// is inside an operation (its record's depth), so that synchronize() and barrier() wait for it.
-template <class... Policies>
-class lfrc<Policies...>::protection : core::thread_bound {
-  using slot = typename domain::slot;
-
- public:
-  static constexpr bool holds_region = false;
-
-  // What a reclaim::region_guard holds: a guard, whose slots it lends to the protections made
-  // from it (once they are lent out, later ones take from the pool). A lent slot is the guard's
-  // again when the region ends, which releases it: the protection must end first (debug builds
-  // check).
-  class region {
-   public:
-    explicit region(domain& d) : guard_(d) {}
-
-   private:
-    friend protection;
-    slot* lend() noexcept { return next_ < slot_count ? &guard_.block_.slots[next_++] : nullptr; }
-
-    guard guard_;
-    unsigned next_ = 0;
-    core::lender lender_;
-  };
-
-  protection() noexcept = default;
-  explicit protection(domain& d) noexcept : domain_(&d) {}
-  explicit protection(region& r) noexcept
-      : domain_(&r.guard_.domain_), record_(&r.guard_.record_), held_(r.lend()) {
-    if (held_) {
-      lent_ = true;
-      loan_ = r.lender_.lend();
-    }
+  static slot& take(domain&, record& r) { return r.owned.take([] {}); }
+  // Out of line: a protection's destructor then inlines into the operation that made it.
+  [[gnu::noinline]] static void give_back(domain& d, record& r, slot& held) noexcept {
+    d.replace(r, held, nullptr);
+    r.owned.give_back(held);
   }
-  // The moved-from side keeps its domain and record (it may protect again), not the slot.
-  protection(protection&& other) noexcept
-      : domain_(other.domain_),
-        record_(other.record_),
-        held_(std::exchange(other.held_, nullptr)),
-        lent_(std::exchange(other.lent_, false)),
-        counting_(std::exchange(other.counting_, false)),
-        loan_(std::move(other.loan_)) {}
-  protection& operator=(protection&& other) noexcept {
-    reset_protection();
-    swap(other);
-    return *this;
-  }
-  ~protection() {
-    reset_protection();
-    if (held_ && !lent_) record_->owned.give_back(*held_);
-  }
+  static void clear(domain& d, record& r, slot& held) noexcept { d.replace(r, held, nullptr); }
+  static void activate(domain&, record& r) noexcept { (void)r.enter(); }
+  static void deactivate(record& r) noexcept { (void)r.leave(); }
 
-  void swap(protection& other) noexcept {
-    std::swap(domain_, other.domain_);
-    std::swap(record_, other.record_);
-    std::swap(held_, other.held_);
-    std::swap(lent_, other.lent_);
-    std::swap(counting_, other.counting_);
-    std::swap(loan_, other.loan_);
+  // Never throws.
+  static void retire(domain& d, record& r, core::retired_hook* node) noexcept {
+    d.retire(r, node);
   }
-
-  template <class P>
-  P protect(const std::atomic<P>& src, std::memory_order order) {
-    slot& s = own_slot();
-    P p = domain_->acquire(*record_, s, src, order);
-    track();
-    return p;
-  }
-  template <class P>
-  bool try_protect(P& expected, const std::atomic<P>& src, std::memory_order order) {
-    slot& s = own_slot();
-    const bool ok = domain_->try_acquire(*record_, s, expected, src, order);
-    track();
-    return ok;
-  }
-  void reset_protection() noexcept {
-    if (!held_) return;
-    domain_->replace(*record_, *held_, nullptr);
-    track();
-  }
-
-  // Retires a node (tagged by core::to_retired) on this thread's record. Never throws.
-  void retire(core::retired_hook* node) noexcept {
-    assert(record_ && "reclaim: retire through a protection that never protected");
-    check_owner();
-    domain_->retire(*record_, node);
-  }
-
- private:
-  slot& own_slot() {
-    check_owner();
-    if (!held_) [[unlikely]] {
-      record_ = &domain_->threads_.local();
-      held_ = &record_->owned.take([] {});
-    }
-    return *held_;
-  }
-  // The thread is inside an operation exactly while an owned slot counts a node (a lent one
-  // is inside its region's).
-  void track() noexcept {
-    const bool counts = held_->load(std::memory_order_relaxed) != nullptr;
-    if (lent_ || counts == counting_) return;
-    counting_ = counts;
-    if (counts)
-      record_->enter();
-    else
-      record_->leave();
-  }
-
-  domain* domain_ = nullptr;
-  typename domain::record* record_ = nullptr;
-  slot* held_ = nullptr;
-  bool lent_ = false;      // held_ is a region's slot, not the pool's
-  bool counting_ = false;  // this protection holds the record's depth
-  [[no_unique_address]] core::loan loan_;  // while lent: debug builds count it in the region
 };
 
 }  // namespace reclaim

@@ -80,23 +80,23 @@
 #include "../core/domain.hpp"
 #include "../core/policy.hpp"
 #include "../free/batch.hpp"
+#include "../policies.hpp"
 #include "detail/eras.hpp"
 #include "detail/hazard_eras.hpp"
-#include "hp.hpp"  // reclaim::slots<K>
 
 namespace reclaim {
 
 template <class... Policies>
 struct wfe : core::scheme_base<wfe<Policies...>> {
   using free_policy = core::find_policy_t<free_policy_kind, batch_free, Policies...>;
-  static_assert((core::known_kinds<free_policy_kind, hp_slots_kind, era_frequency_kind,
+  static_assert((core::known_kinds<free_policy_kind, slots_kind, era_frequency_kind,
                                    scan_frequency_kind,
                                    wfe_fast_path_kind>::template contains<Policies> &&
                  ...),
                 "wfe takes a free policy, slots<K>, era_frequency<F>, scan_frequency<N> and "
                 "fast_path<N>");
   static constexpr unsigned slot_count =
-      core::find_policy_t<hp_slots_kind, slots<4>, Policies...>::value;
+      core::find_policy_t<slots_kind, slots<4>, Policies...>::value;
   // Defaults as he's (he.hpp), and the paper's 16 fast-path tries.
   static constexpr unsigned era_every =
       core::find_policy_t<era_frequency_kind, era_frequency<64>, Policies...>::value;
@@ -113,8 +113,8 @@ struct wfe : core::scheme_base<wfe<Policies...>> {
 
   using node_base = detail::era_node;
   using domain = detail::he_domain<wfe>;
-  using guard = detail::he_guard<wfe>;
-  using protection = detail::he_protection<wfe>;
+  using guard = core::slot_guard<detail::he_slot_hooks<wfe>>;
+  using protection = core::slot_protection<detail::he_slot_hooks<wfe>>;
 };
 
 }  // namespace reclaim

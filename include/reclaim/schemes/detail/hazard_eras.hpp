@@ -1,7 +1,8 @@
 // The machinery of he (hazard eras) and wfe (wait-free eras), which differ only in protect()'s slow
 // path: the record (per-guard blocks of era slots, a pool of owned slots for guard_ptrs, and
 // under wfe the help request and the helper's own reservations), the domain (protect, the scan's
-// snapshot, wfe's helping), the guard and the owned protection. Scheme (he<...> or wfe<...>)
+// snapshot, wfe's helping), and the hooks of the guard and the owned protection
+// (core/slot_guard.hpp). Scheme (he<...> or wfe<...>)
 // supplies free_policy, slot_count, era_every, scan_base, wait_free and fast_tries; the headers
 // he.hpp and wfe.hpp say what each scheme promises and why it is safe.
 #pragma once
@@ -17,6 +18,7 @@
 #include "../../core/dwcas.hpp"
 #include "../../core/guard_base.hpp"
 #include "../../core/guard_slots.hpp"
+#include "../../core/slot_guard.hpp"
 #include "era_reclaim.hpp"
 
 namespace reclaim::detail {
@@ -50,6 +52,9 @@ struct wfe_record_part {
   era_t floor_seen = no_era;       // the scan's: the lowest help_floor it read (no_era: none)
 };
 struct no_wfe_part {};
+
+template <class Scheme>
+struct he_slot_hooks;
 
 template <class Scheme>
 struct he_record : era_record<typename Scheme::free_policy> {
@@ -130,8 +135,7 @@ class he_domain : public era_domain<he_domain<Scheme>, he_record<Scheme>, Scheme
  private:
   friend skeleton;
   friend typename skeleton::base;
-  friend typename Scheme::guard;
-  friend typename Scheme::protection;
+  friend he_slot_hooks<Scheme>;
 
   std::size_t reservation_count() const noexcept {
     return slot_count * this->threads_.size() + extra_slots_.load(std::memory_order_relaxed);
@@ -431,162 +435,51 @@ class he_domain : public era_domain<he_domain<Scheme>, he_record<Scheme>, Scheme
   std::atomic<std::uint64_t> requests_ended_{0};
 };
 
+// he's and wfe's part of their guard and owned protection (core/slot_guard.hpp): a slot holds an
+// era. Guards take the block of era slots of their nesting level, protections (he::protection,
+// what a reclaim::guard_ptr holds) one slot each from the record's pool, given back in any order;
+// a region's guard lends its block's slots first. src's loads are seq_cst whatever `order` says
+// (at least as strong: the era protocol's order S, he.hpp).
 template <class Scheme>
-class he_guard : public era_guard_base<he_guard<Scheme>> {
-  using domain = typename Scheme::domain;
-  friend typename Scheme::protection;  // a region's guard lends its slots
-
- public:
-  static constexpr bool validates = true;
-  static constexpr unsigned slot_count = Scheme::slot_count;
-
-  explicit he_guard(domain& d = Scheme::default_domain())
-      : domain_(d), record_(d.threads_.local()), block_(d.open(record_)) {}
-  ~he_guard() {
-    this->check_owner();
-    domain::clear(block_);
-    domain::close(record_);
-  }
-  he_guard(const he_guard&) = delete;
-  he_guard& operator=(const he_guard&) = delete;
-
-  // The pointer src holds, protected by this guard's slot `slot` until the slot protects another
-  // or the guard ends; the container still checks its own validity condition (the mark).
-  template <class P>
-  P protect(const std::atomic<P>& src, unsigned slot) noexcept {
-    assert(slot < slot_count);
-    this->check_owner();
-    return domain_.protect(record_, block_.slots[slot], src);
-  }
-
-  // A node stamped with its birth era (hides guard_base::create).
-  template <class T, class... Args>
-  T* create(Args&&... args) {
-    this->check_owner();
-    return domain_.template create_on<T>(record_, std::forward<Args>(args)...);
-  }
-
- private:
-  friend class core::guard_base<he_guard>;
-  void retire_hook(core::retired_hook* node) noexcept { domain_.retire(record_, node); }
-
-  domain& domain_;
-  typename domain::record& record_;
-  typename domain::block& block_;
-};
-
-// One era slot, owned: what a reclaim::guard_ptr holds, as hp::protection (hp.hpp): taken from the
-// thread's pool on the first protect and given back, in any order, on destruction; resetting only
-// clears it. A region's guard lends its block's slots first.
-template <class Scheme>
-class he_protection : core::thread_bound {
+struct he_slot_hooks {
+  using scheme = Scheme;
   using domain = typename Scheme::domain;
   using record = typename domain::record;
-  using slot = std::atomic<era_t>;
+  using block = typename domain::block;
+  using slot = typename domain::slot;
+  template <class G>
+  using guard_base = era_guard_base<G>;
+  static constexpr unsigned slot_count = Scheme::slot_count;
+  static constexpr core::slot_hold holds = core::slot_hold::never;
+  static constexpr bool lends_slots = true;
+  static constexpr bool clears_lent_slot = false;
 
- public:
-  static constexpr bool holds_region = false;
-
-  class region {
-   public:
-    explicit region(domain& d) : guard_(d) {}
-
-   private:
-    friend he_protection;
-    slot* lend() noexcept {
-      return next_ < Scheme::slot_count ? &guard_.block_.slots[next_++] : nullptr;
-    }
-    typename Scheme::guard guard_;
-    unsigned next_ = 0;
-    core::lender lender_;
-  };
-
-  he_protection() noexcept = default;
-  explicit he_protection(domain& d) noexcept : domain_(&d) {}
-  explicit he_protection(region& r) noexcept
-      : domain_(&r.guard_.domain_), record_(&r.guard_.record_), slot_(r.lend()) {
-    if (slot_) {
-      lent_ = true;
-      loan_ = r.lender_.lend();
-    }
+  static record& local(domain& d) { return d.threads_.local(); }
+  static block& open(domain& d, record& r) { return d.open(r); }
+  static void close(domain&, record& r, block& b) noexcept {
+    domain::clear(b);
+    domain::close(r);
   }
-  // The moved-from side owns no slot: it takes one from the pool on its next protect(), and gives
-  // that one back when it ends (a lent slot goes with the move, with its loan).
-  he_protection(he_protection&& other) noexcept
-      : domain_(other.domain_),
-        record_(other.record_),
-        slot_(std::exchange(other.slot_, nullptr)),
-        lent_(std::exchange(other.lent_, false)),
-        loan_(std::move(other.loan_)) {}
-  he_protection& operator=(he_protection&& other) noexcept {
-    reset_protection();
-    swap(other);
-    return *this;
-  }
-  [[gnu::always_inline]] ~he_protection() {
-    if (!slot_ || lent_) return;
-    check_owner();
-    domain::give_back(*record_, *slot_);
-  }
-
-  void swap(he_protection& other) noexcept {
-    std::swap(domain_, other.domain_);
-    std::swap(record_, other.record_);
-    std::swap(slot_, other.slot_);
-    std::swap(lent_, other.lent_);
-    std::swap(loan_, other.loan_);
-  }
-
-  // The era protocol in this protection's slot; src's loads are seq_cst whatever `order` says
-  // (at least as strong). Throws std::bad_alloc only when it takes its first slot.
+  // The era protocol (he_domain::protect()); it retries only while the clock moves, never because
+  // src changed.
   template <class P>
-  P protect(const std::atomic<P>& src, std::memory_order /*order*/) {
-    slot& s = own_slot();
-    return domain_->protect(*record_, s, src);
+  static P protect(domain& d, record& r, slot& s, const std::atomic<P>& src,
+                   std::memory_order /*order*/) noexcept {
+    return d.protect(r, s, src);
+  }
+  // A node stamped with its birth era.
+  template <class T, class... Args>
+  static T* create(domain& d, record& r, Args&&... args) {
+    return d.template create_on<T>(r, std::forward<Args>(args)...);
   }
 
-  // Protects `expected` if src holds it once the era is confirmed (true); otherwise protects
-  // nothing, sets `expected` to what src holds and returns false. It retries only while the clock
-  // moves, never because src changed.
-  template <class P>
-  bool try_protect(P& expected, const std::atomic<P>& src, std::memory_order order) {
-    P p = protect(src, order);
-    if (p == expected) return true;
-    reset_protection();
-    expected = p;
-    return false;
+  static slot& take(domain& d, record& r) { return d.take(r); }
+  static void give_back(domain&, record& r, slot& s) noexcept { domain::give_back(r, s); }
+  static void clear(domain&, record&, slot& s) noexcept { domain::clear_slot(s); }
+  // Never throws (era_domain::retire()).
+  static void retire(domain& d, record& r, core::retired_hook* node) noexcept {
+    d.retire(r, node);
   }
-
-  void reset_protection() noexcept {
-    if (slot_) domain::clear_slot(*slot_);
-  }
-  void take_slot() { (void)own_slot(); }
-  bool owns_slot() const noexcept { return slot_ != nullptr; }
-
-  // Retires a node on this thread's record; the free policy gets its turn first (guard_ptr users
-  // may never open a guard). Never throws (era_domain::retire()).
-  void retire(core::retired_hook* node) noexcept {
-    assert(record_ && "reclaim: retire through a protection that never protected");
-    check_owner();
-    core::garbage_claim::free_policy_step(*record_);
-    domain_->retire(*record_, node);
-  }
-
- private:
-  slot& own_slot() {
-    check_owner();
-    if (!slot_) [[unlikely]] {
-      record_ = &domain_->threads_.local();
-      slot_ = &domain_->take(*record_);
-    }
-    return *slot_;
-  }
-
-  domain* domain_ = nullptr;
-  record* record_ = nullptr;
-  slot* slot_ = nullptr;
-  bool lent_ = false;
-  [[no_unique_address]] core::loan loan_;
 };
 
 }  // namespace reclaim::detail
