@@ -3,125 +3,19 @@
 // of Fast and Memory Efficient Lock- and Wait-Free Reclamation", PLDI 2024, arXiv 2108.02763):
 // batch reference counting (Hyaline's idea) driven by per-index era reservations (hazard eras'), so
 // that a stalled thread holds a bounded amount of garbage and reclamation never scans retired nodes
-// against reservations. One algorithm; crystalline_w adds a wait-free protect() (helping, below).
+// against reservations. One algorithm; crystalline_w adds a wait-free protect() (helping).
 //
-// What it is. Every reservation is one 16-byte word pair changed only by a double-width CAS
-// (core::atomic_pair): {list, era}. list is a singly linked list of retired nodes, one per batch
-// that was inserted into this reservation (or `inactive`, 1, when the reservation protects
-// nothing); era is what the reservation protects (no_era, 0, while inactive). A record's
-// reservations live in its pool (blocks of 8 that seals walk); each slot of a guard (K per nesting
-// level) and each owned protection points at one, with the era it published cached beside it.
-//   protect(src, i): load src (seq_cst), read the era clock; if it equals the era slot i already
-//     holds, the pointer is protected; otherwise publish the clock's era in i's reservation with
-//     one DWCAS that also detaches its list ({list, old} -> {empty, new}), traverse the detached
-//     list (below), and try again.
-//   retire: nodes gather in one of the thread's two batches, by birth era (see "Garbage
-//     bound"); once one has max(N, H + 1) nodes (H: every reservation of the domain;
-//     scan_frequency<N>, default 64) the thread seals it: after a full fence it walks every
-//     reservation of every record, and gives each one whose era is >= the batch's minimum
-//     birth era one node of the batch (the assignment pass; if the batch has too
-//     few nodes the seal waits for more, or flush() pads it with filler nodes). The batch's oldest
-//     node is its reference node: its counter starts at a bias (2^62). Then each assigned node is
-//     inserted at the head of its reservation's list by a DWCAS that also checks that the
-//     reservation is still active with an era >= the minimum ({head, e} -> {node, e}; the node's
-//     link to the old head is written before the CAS publishes it). Finally the counter gets
-//     (insertions - bias) in one fetch_add.
-//   leaving (a guard's end, a protection's reset, or publishing a new era in protect): the owner
-//     detaches the list by the DWCAS above and traverses it, decrementing the counter of each
-//     node's batch; whoever takes a counter to zero (a traverser, or the sealer's final fetch_add)
-//     frees the whole batch through its own record's free policy (it counts the frees; stats add
-//     up: retired == freed + pending).
-// Why the last decrement may free. The counter is bias + inserted - traversed until the sealer's
-// final add, so no traverser can see zero before every insertion is counted; after it, it counts
-// the reservations whose lists still hold a node of the batch. Zero means every reservation the
-// batch was inserted into has been detached, and each detacher's reads of the batch's nodes happen
-// before its decrement (acq_rel), which happens before the free (the last decrement acquires every
-// earlier one through the counter's release sequence).
-// Why nothing is freed while a reservation covers it. A reader R holds node n through reservation
-// x: it published era E with its DWCAS (seq_cst), then loaded n from src (seq_cst), then read the
-// clock and found E; n's birth (the clock read when it was created, before it was linked) is <= E,
-// by coherence through the release store that linked n and R's load. The retirer unlinked n, then
-// fenced (seq_cst) and read x's pair. R's load of src read a value before the unlink, so it
-// precedes the fence in S ([atomics.order]: a seq_cst read coherence-ordered before a write that
-// happens before a seq_cst fence), and so does R's DWCAS; the retirer's read of x after the fence
-// therefore sees R's DWCAS or a later value. While R holds n, x's era does not go below E (only
-// insertions change x's pair, and under crystalline_w helpers that raise a request's era), so the
-// retirer sees an era >= birth(n) >= the batch's minimum and assigns x a node; the insertion's
-// DWCAS, which checks the era again, succeeds; the batch is then counted in x until x is detached
-// (a new era or the guard's end), after R's last read of n. A reservation that was inactive, or
-// held an era below the minimum, when the retirer looked after its fence was published later than
-// R's unlink became visible: its reads cannot reach n. The same holds with "the clock read after
-// the load is <= the era x held before it" in place of "equals": that is what crystalline_w's
-// helped reads check.
-// Records and blocks registered after a seal began. The registry pushes a record, and an owner
-// links a pool block, with release stores; the first thing an owner does with a new record or
-// block is a seq_cst fence (`fenced`, once per owner of a record, and after every new block). A
-// seal's fence comes before its walk, so if the walk missed the record, the seal's fence precedes
-// the owner's in S, which precedes the owner's era publication and its read of src: that read sees
-// the unlink. So a seal counts exactly the reservations it finds; the batch is sized for H + 1 (H
-// read before sealing), and if the registry grew meanwhile the assignment pass runs out of nodes
-// and the seal waits for more retires (flush, barrier and thread exit pad instead).
-//
-// crystalline_w: a wait-free protect(). crystalline_l's era loop retries while the clock moves,
-// so a reader can starve while others allocate. crystalline_w tries fast_path<N> times (default
-// 16, as the paper) and then asks for help; threads about to advance the clock answer every
-// pending request first (the paper's scheme, as wfe.hpp's), so the request is answered in
-// O(threads) steps. What differs from the paper is how the two hand-offs are made safe without
-// the "parent" (the node holding the source), which protect(src, slot) does not name:
-//  - The request reservation. The requester takes a fresh reservation q from its pool, activates it
-//    with the current era, and publishes the request: source, loader, q, then the request word
-//    {0, tag | 1} (pending). Requester and helpers then each try: raise q's era to the clock (a
-//    DWCAS that keeps q's list: q is never detached while the request is pending, and its era only
-//    grows), load the source, read the clock; if the clock is <= the era q held before the load,
-//    the pointer is covered by q (the argument above) and the first CAS of the request word to
-//    {pointer, tag} is the answer. The requester then makes q its slot's reservation and lets
-//    the slot's old one go. No batch changes hands: the answer's cover is q itself.
-//  - The parent. A helper reads the source, inside a node that one of the requester's
-//    reservations covers, and must not read it once that reservation lets go. A helper registers
-//    ({requester, pending word}, seq_cst) before it confirms the request is pending (seq_cst), so
-//    a registration the requester does not find when it looks, after the answer, belongs to a
-//    helper that has finished or that saw the request answered. Each one it finds it claims (a
-//    CAS to {hold, claimed}), and if there are any it freezes every reservation it has active
-//    under a hold counting them: a frozen reservation keeps its list and its era until its hold
-//    closes (the last claimed helper is done). The requester does not wait: when it would publish
-//    in or release a frozen reservation it abandons it to the hold and takes a fresh one from its
-//    pool; whoever closes the hold releases the abandoned ones and gives them back to the pool.
-//    A new hold keeps the newest still-open older hold open (so reservations frozen by older
-//    holds outlive it too).
-//  - Why seals cannot slip between. A seal that read a reservation before the freeze inserts into
-//    it later, or not at all only if it found it inactive or below its minimum; a frozen
-//    reservation is neither until its hold closes, after the helpers' last reads.
-// What crystalline_w bounds beyond crystalline_l: a request reservation's era grows only to the
-// clock while its request is pending (a bounded number of steps), and a stalled claimed helper
-// keeps only the requester's reservations frozen when it was claimed, at their eras then (a
-// stalled reader's share). Memory exhaustion degrades, never breaks: a request that cannot get a
-// reservation or a hold retries lock-free; a publication that cannot replace a frozen reservation
-// waits for its hold.
+// Where things are. Here: the policies, the node and the algorithm (the domain's protect, seal,
+// traversal, flush, barrier, exit and fork), each step with the part of the proof it carries.
+// detail/crystalline_reservations.hpp: the reservation word, the pool of a record that seals walk,
+// a guard's slots. detail/crystalline_helping.hpp: crystalline_w's requests, helpers and holds.
+// detail/batch_domain.hpp: what the domain shares with hyaline. detail/birth_sorted.hpp: the two
+// batches a thread fills, sorted by birth era (the garbage bound: see join_batch()).
 //
 // When to use it. Where hazard pointers' fence per read is too slow and an epoch scheme's unbounded
 // garbage under a stalled thread is not acceptable: protect costs a seq_cst load and a load of the
 // clock, and publishes (one DWCAS) only when the era moved. Reclamation cost is O(H) per batch of
 // at least H + 1 nodes, nothing per node. crystalline_w where a reader must not starve.
-//
-// Garbage bound. A stalled thread holding reservations with era E keeps the batches whose minimum
-// birth era is <= E. Each thread sorts its unsealed nodes into two batches
-// (detail/birth_sorted.hpp): those born at or before the oldest era an active reservation held at
-// its last seal (every seal reads every reservation anyway), and the younger ones. Once a thread
-// has sealed after the stall, that oldest era is E, so its young batches skip the stalled
-// reservation and its old batches hold only nodes born by E. A stalled thread therefore keeps (1)
-// the nodes born by E and retired since (hazard eras' bound: the nodes alive at its era, at most
-// S + F x T in a structure of S nodes whose clock advances every era_frequency<F> (default 64)
-// allocations of each of T threads), and (2) per retiring thread, the one batch it sealed before
-// it first saw the stall: at most
-// S + F x T + R x B nodes for R retiring threads, B = max(N, H + 1) the batch size, whatever the
-// others retire. Beside it each thread keeps two unsealed batches of fewer than B nodes each (more
-// only while the registry grows faster than it retires). The sort separates one era: a stalled
-// thread whose reservations hold different eras E1 < E2 (a reader stalled mid-traversal), or
-// threads stalled at different eras, keep a young batch whole for each node born between E1 and E2
-// that it holds (for those nodes the bound is B each, as before the sort; a traversal's eras
-// differ by the clock's advances during one operation). With amortized_free<K> the safe nodes wait
-// on the freer's freeable list, bounded only while the retire rate stays within K, so
-// bounds_garbage is the free policy's.
 //
 // Needs from a container: needs_validated_reads (as hp: an era protects only nodes reached through
 // validated reads, and a walk through removed nodes may reach a node born after every era it
@@ -136,67 +30,12 @@
 // old reservation's next era frees it at once (under hp a hazard moved the same way keeps the node
 // until the next scan). crystalline_w, as wfe: a helper may read the source shortly after the
 // reader's protect() returned, so a container calls domain.wait_for_source_readers() first in its
-// destructor (every container of ds/ does), which returns once no helper can still read a source
-// of a returned protect(); and a source must never lie in a node the reader frees itself.
+// destructor (every container of ds/ does), and a source must never lie in a node the reader
+// frees itself. Owned protections (what a reclaim::guard_ptr holds): one reservation each.
 //
-// Nesting. A nested guard gets its own level of K slots (allocated the first time a thread nests
-// that deep, kept for reuse), as hp's guards do. Sharing the outer guard's reservations would not
-// be safe here: publishing a newer era in a reservation detaches its list and releases the batches
-// inserted for the older era, which may hold the outer guard's node (a newer era covers new
-// insertions of the older nodes, but not the batches already released).
-// Owned protections (what a reclaim::guard_ptr holds): one reservation each, from the pool.
-//
-// flush() seals the thread's partial batches (padded) and drains its free policy; synchronize()
-// waits for the guards open at the call (core::domain_base::wait_for_open_guards); barrier()
-// gathers every unsealed node (each record's batches, borrowed between its retires through a
-// garbage_claim, and the orphans), seals it (sorted again, in two batches), then waits until every
-// batch sealed before it is freed (sealed batches count in one of two phases; a barrier flips the
-// phase and waits for the old one to drain) and frees what the freers left on their free policies.
-// Thread exit (possibly inside guards) releases every reservation of the record (crystalline_w:
-// abandons the frozen ones of its guards; a frozen one a live guard_ptr owns stays with it) and
-// seals the partial batches, padded; a batch belongs to no thread once sealed, so nothing waits for
-// an exited thread. Domain destruction destroys the unsealed batches; sealed ones are all freed by
-// then (no guard or guard_ptr may outlive the domain, so every reservation has been released).
-//
-// Progress. crystalline_l: protect() is lock-free (it retries while the clock moves). Under
-// crystalline_w it is wait-free apart from one thing both share: a publication is a DWCAS that
-// fails only when an insertion into the same reservation landed in between (each failure is a
-// completed insertion; the paper's separate list and era words make it an exchange). Retire is
-// lock-free (an insertion's DWCAS fails only when the owner or another retirer changed the
-// reservation); leaving is lock-free likewise, and its traversal is wait-free. crystalline_w's
-// helping adds O(threads) rounds to a clock advance while requests are pending.
-//
-// Memory model. The seq_cst DWCAS of a publication (or of a raise), the seq_cst load of src and
-// the clock's seq_cst load are in S in program order; the seal's fence and its DWCAS reads pair
-// with them as argued above. Insertions publish a node's link and batch pointer with the DWCAS
-// (seq_cst, a release), and the detaching DWCAS (an acquire) makes them visible to the traverser.
-// The counter's fetch_sub and fetch_add are acq_rel (see "why the last decrement may free").
-// crystalline_w: the registration, the request word and the claims are DWCAS (seq_cst), which the
-// Dekker-style argument above needs; the request's fields are released before the request word and
-// acquired after it, and a helper that confirms the request still pending after reading them read
-// this request's fields (a later request's are written after this one is answered). A helper's
-// `helping` number: seq_cst RMWs around its helping, against wait_for_source_readers()'s seq_cst
-// fence and loads (the argument is there). The sort of retired nodes into two batches orders
-// nothing: a batch goes by its own minimum birth era, whatever nodes it holds, and the threshold
-// is the minimum of the eras the seal's DWCAS reads return.
-//
-// Differences from the paper. One DWCAS word per reservation ({list, era}) instead of separate
-// list and era words: a retirer's check of the era and its insertion are one atomic step, so the
-// paper's "inactive after exchange, try to undo" path and the CAS on a node's next link are not
-// needed, at the price of a retry loop (lock-free insertion and publication). Batches are sized
-// from the domain's reservation count at run time (threads come and go), and the thread's flush,
-// barrier and exit pad a short batch with filler nodes (not counted in the stats) instead of
-// waiting for more retires. The owner caches the era it published, so the fast path reads no
-// shared reservation. Orphans (a failed padding at thread exit) are adopted by the next seal.
-// Each thread fills two batches, sorted by birth era, where the paper fills one: a batch that holds
-// one node born before a stall is kept whole, so with a long-lived population almost every batch
-// was (4.4x what hazard eras keep beside the same stall at 200K keys, docs/results.md).
-// crystalline_w: one request per thread (it is inside one protect() at a time) instead of one per
-// index; the request reservation and the frozen reservations above instead of the paper's
-// per-node hand-offs of the parent and of the answer (which need the parent node); the clock
-// advances every F allocations of a thread (the paper: F x threads). A node_base is 48 bytes (the
-// retire hook's 16, the birth era, the list link, the batch pointer and the counter; the paper's
-// unions fold some of these).
+// Progress. crystalline_l: protect() is lock-free (it retries while the clock moves); under
+// crystalline_w it is wait-free apart from the publication's DWCAS (publish()). Retire is
+// lock-free (insert()); leaving is lock-free likewise, and its traversal is wait-free.
 #pragma once
 #include <algorithm>
 #include <atomic>
@@ -205,7 +44,6 @@
 #include <memory>
 #include <new>
 #include <string_view>
-#include <thread>
 #include <type_traits>
 #include <utility>
 
@@ -216,194 +54,14 @@
 #include "../core/misuse.hpp"
 #include "../core/policy.hpp"
 #include "../free/batch.hpp"
+#include "detail/batch_domain.hpp"
 #include "detail/birth_sorted.hpp"
+#include "detail/crystalline_helping.hpp"
+#include "detail/crystalline_reservations.hpp"
 #include "detail/eras.hpp"
 #include "../policies.hpp"  // slots<K>
 
 namespace reclaim {
-
-namespace detail {
-
-struct crystalline_hold;
-
-// One reservation: {list head | inactive, era}, changed only by DWCAS, and its owner's fields.
-struct alignas(32) crystalline_reservation {
-  static constexpr std::uint64_t inactive = 1;
-  core::atomic_pair word{core::word_pair{inactive, no_era}};
-  // Owner only (crystalline_w): the hold that froze it, and whether it was abandoned to one.
-  crystalline_hold* frozen = nullptr;
-  bool abandoned = false;
-  // The pool's stacks, or a hold's abandoned stack.
-  crystalline_reservation* next_free = nullptr;
-};
-
-// What a guard's slot or a protection holds: its reservation, and the era the owner published
-// there (owner only: the fast path reads no shared line; under crystalline_w a lower bound of the
-// reservation's era, which helpers of a request raise).
-struct crystalline_slot {
-  crystalline_reservation* res = nullptr;
-  era_t era = no_era;
-};
-
-// Every reservation of a record, in blocks that seals walk. The owner takes and gives back through
-// its own stack; under crystalline_w the closers of holds give abandoned ones back through
-// `returned`, which the owner empties when its stack runs out.
-class crystalline_pool {
- public:
-  using reservation = crystalline_reservation;
-  static constexpr unsigned block_size = 8;
-
-  crystalline_pool() = default;
-  crystalline_pool(const crystalline_pool&) = delete;
-  crystalline_pool& operator=(const crystalline_pool&) = delete;
-  ~crystalline_pool() {
-    for (block* b = first_.load(std::memory_order_relaxed); b;) delete std::exchange(b, b->next);
-  }
-
-  // A reservation (inactive, not frozen), or nullptr if a new block cannot be allocated; on_grow()
-  // runs after a new block is linked.
-  template <class OnGrow>
-  reservation* take(OnGrow on_grow) noexcept {
-    // acquire: pairs with give_back_remote(): the closer's release of the reservation came first.
-    if (!free_) [[unlikely]] {
-      free_ = returned_.exchange(nullptr, std::memory_order_acquire);
-      if (!free_) {
-        if (!grow()) return nullptr;
-        on_grow();
-      }
-    }
-    reservation* x = free_;
-    free_ = x->next_free;
-    x->frozen = nullptr;
-    x->abandoned = false;
-    return x;
-  }
-  void give_back(reservation* x) noexcept {
-    x->next_free = free_;
-    free_ = x;
-  }
-  // From a thread that closed a hold (crystalline_w).
-  void give_back_remote(reservation* x) noexcept {
-    reservation* head = returned_.load(std::memory_order_relaxed);
-    do x->next_free = head;
-    // release: the reservation's deactivation comes before the owner's next use of it.
-    while (!returned_.compare_exchange_weak(head, x, std::memory_order_release,
-                                            std::memory_order_relaxed));
-  }
-
-  template <class F>
-  void for_each(F f) const {
-    // acquire: pairs with the release store in grow(), so a seal sees a new block built.
-    for (const block* b = first_.load(std::memory_order_acquire); b; b = b->next)
-      for (const reservation& x : b->res) f(x);
-  }
-  template <class F>
-  void for_each_owned(F f) {
-    for (block* b = first_.load(std::memory_order_relaxed); b; b = b->next)
-      for (reservation& x : b->res) f(x);
-  }
-
- private:
-  struct block {
-    reservation res[block_size];
-    block* next = nullptr;  // fixed before the block is published
-  };
-  [[gnu::noinline]] bool grow() noexcept {
-    auto* b = new (std::nothrow) block;
-    if (!b) return false;
-    b->next = first_.load(std::memory_order_relaxed);
-    for (reservation& x : b->res) give_back(&x);
-    first_.store(b, std::memory_order_release);
-    return true;
-  }
-
-  std::atomic<block*> first_{nullptr};
-  reservation* free_ = nullptr;
-  std::atomic<reservation*> returned_{nullptr};
-};
-
-// crystalline_w: the claimed helpers of one request, and the reservations frozen for them (see
-// the top). holders counts them (with a bias while the requester is still claiming); abandoned is
-// the stack of reservations the requester gave up on, or `closed` once the last helper is done.
-struct crystalline_hold {
-  static constexpr std::uintptr_t closed = 1;
-  static constexpr std::int64_t bias = std::int64_t{1} << 40;
-  std::atomic<std::int64_t> holders{0};
-  std::atomic<std::uintptr_t> abandoned{closed};
-  // Read by the closer before it closes (the owner may reuse the hold once it is closed).
-  crystalline_hold* older = nullptr;  // the older open hold this one keeps open
-  crystalline_pool* pool = nullptr;   // where abandoned reservations go back
-  // Owner only.
-  std::uint64_t seq = 0;  // creation order
-  crystalline_hold* next = nullptr;
-
-  bool open() const noexcept { return abandoned.load(std::memory_order_acquire) != closed; }
-  // One more holder, unless the hold is closing (holders reached 0).
-  bool join() noexcept {
-    std::int64_t h = holders.load(std::memory_order_relaxed);
-    while (h > 0)
-      if (holders.compare_exchange_weak(h, h + 1, std::memory_order_relaxed)) return true;
-    return false;
-  }
-  // The requester gives x up to this hold; false if it closed meanwhile (x is then not frozen).
-  bool abandon(crystalline_reservation& x) noexcept {
-    x.abandoned = true;  // before the push: once pushed, x may come back to the pool at any time
-    std::uintptr_t head = abandoned.load(std::memory_order_relaxed);
-    do {
-      if (head == closed) {
-        x.abandoned = false;
-        return false;
-      }
-      x.next_free = reinterpret_cast<crystalline_reservation*>(head);
-      // release: the closer that takes the stack reads next_free.
-    } while (!abandoned.compare_exchange_weak(head, reinterpret_cast<std::uintptr_t>(&x),
-                                              std::memory_order_release,
-                                              std::memory_order_relaxed));
-    return true;
-  }
-};
-
-// crystalline_w's part of a record.
-struct crystalline_request {
-  static constexpr std::uint64_t claimed = ~std::uint64_t{0};
-  // The request word: {0, tag | 1} while pending, {pointer bits, tag} once answered (the first CAS
-  // wins, the requester's own or a helper's); tags are even and grow by 2.
-  alignas(core::cache_line) core::atomic_pair word{};
-  // The request, released before the word is published.
-  std::atomic<const void*> source{nullptr};
-  std::atomic<source_loader> loader{nullptr};
-  std::atomic<crystalline_reservation*> target{nullptr};
-  // This thread as a helper: {requester's record, its pending word's hi} while it helps, {hold,
-  // claimed} once the requester claimed it, {0, 0} otherwise.
-  alignas(core::cache_line) core::atomic_pair registration{};
-  // Odd while this thread helps (from before it reads any request until it is done with the
-  // sources), bumped by seq_cst RMWs: what wait_for_source_readers() waits on.
-  std::atomic<std::uint64_t> helping{0};
-  // Owner only.
-  std::uint64_t tag = 0;
-  crystalline_hold* holds = nullptr;  // used ones, newest first
-  crystalline_hold* spare = nullptr;  // prepared for the next request
-  std::uint64_t hold_seq = 0;
-
-  crystalline_request() = default;
-  crystalline_request(const crystalline_request&) = delete;
-  crystalline_request& operator=(const crystalline_request&) = delete;
-  ~crystalline_request() {
-    delete spare;
-    for (crystalline_hold* h = holds; h;) delete std::exchange(h, h->next);
-  }
-};
-struct no_crystalline_request {};
-
-// K slots of a guard nesting level.
-template <unsigned K>
-struct crystalline_level {
-  crystalline_slot slots[K];
-  bool complete = false;  // every slot has a reservation
-  std::unique_ptr<crystalline_level> next;
-};
-
-}  // namespace detail
 
 template <bool WaitFree, class... Policies>
 struct basic_crystalline : core::scheme_base<basic_crystalline<WaitFree, Policies...>> {
@@ -432,6 +90,8 @@ struct basic_crystalline : core::scheme_base<basic_crystalline<WaitFree, Policie
   // Batch reference counting (DESIGN.md's family table, as hyaline): a batch goes with the last
   // reservation that held it, so a protection's end frees at once what it alone kept.
   static constexpr reclaim::family family = reclaim::family::reference_counting;
+  // With amortized_free<K> the safe nodes wait on the freer's freeable list, bounded only while
+  // the retire rate stays within K, so bounds_garbage is the free policy's.
   static constexpr bool bounds_garbage = free_policy::bounded;
   static constexpr unsigned needs = needs_validated_reads;
 
@@ -439,7 +99,9 @@ struct basic_crystalline : core::scheme_base<basic_crystalline<WaitFree, Policie
   // (its oldest node, never inserted): `link` is the batch's first node, `refs` its counter, and
   // birth_era the barrier phase it counts in once sealed (above the phase bit: the fork generation,
   // forget_thread()). For the others: `link` is the next node of the reservation list it is in
-  // (during a seal: the reservation it goes to), `batch` the reference node.
+  // (during a seal: the reservation it goes to), `batch` the reference node. 48 bytes (the
+  // retire hook's 16, the birth era, the list link, the batch pointer and the counter); the
+  // paper's unions fold some of these.
   struct node_base : core::retired_hook {
     detail::era_t birth_era = detail::first_era;
     union {
@@ -482,7 +144,7 @@ struct crystalline_record : core::thread_record<FreePolicy> {
   // Unsealed, sorted by birth era; a batch's tail (its oldest node) becomes its reference node.
   birth_sorted_batches<crystalline_batch> batches;
   unsigned since_advance = 0;  // allocations since this thread advanced the clock
-  bool fenced = false;         // this owner fenced after taking the record (see the header)
+  bool fenced = false;         // this owner fenced after taking the record (fence_once())
 
   void destroy_garbage() noexcept { batches.take_all().destroy_all(); }
 };
@@ -491,14 +153,17 @@ struct crystalline_record : core::thread_record<FreePolicy> {
 
 template <bool WaitFree, class... Policies>
 class basic_crystalline<WaitFree, Policies...>::domain
-    : public core::domain_base<
-          domain, detail::crystalline_record<free_policy, slot_count, WaitFree>> {
+    : public detail::batch_domain<
+          domain, detail::crystalline_record<free_policy, slot_count, WaitFree>>,
+      public detail::crystalline_helping<
+          WaitFree, domain, detail::crystalline_record<free_policy, slot_count, WaitFree>> {
   using record = detail::crystalline_record<free_policy, slot_count, WaitFree>;
   using level = typename record::guard_level;
   using slot = detail::crystalline_slot;
   using reservation = detail::crystalline_reservation;
-  using hold = detail::crystalline_hold;
   using base = core::domain_base<domain, record>;
+  using batch_base = detail::batch_domain<domain, record>;
+  using helping = detail::crystalline_helping<WaitFree, domain, record>;
   using claim = core::garbage_claim;
   using holding = claim::scope<record>;
   using era_t = detail::era_t;
@@ -510,6 +175,9 @@ class basic_crystalline<WaitFree, Policies...>::domain
   using guard_type = basic_crystalline::guard;
   static constexpr bool grace_periods = true;
   using base::retire;
+  // Returns once no helper can still read a source of a protect() that has returned
+  // (detail/crystalline_helping.hpp; hides core::domain_base's).
+  using helping::wait_for_source_readers;
 
   domain() = default;
   ~domain() {
@@ -536,47 +204,12 @@ class basic_crystalline<WaitFree, Policies...>::domain
     return std::max<std::size_t>(batch_min, reservation_count() + 1);
   }
 
-  // crystalline_w: requests answered by a helper, and holds made for helpers still reading when
-  // their request was answered (how often the slow path's two hand-offs happened).
-  std::uint64_t helped_answers() const noexcept {
-    return helped_answers_.load(std::memory_order_relaxed);
-  }
-  std::uint64_t holds_made() const noexcept { return holds_made_.load(std::memory_order_relaxed); }
-
-  // Returns once no helper can still read a source of a protect() that has returned: a container
-  // calls it first in its destructor, since its sources (a queue's head and tail, a list's head)
-  // live in it (hides core::domain_base's). crystalline_l has no helpers: nothing to wait for.
-  // crystalline_w: a helper H may read a request's source after the requester's protect() took
-  // its answer and returned (it confirmed the request pending, then was delayed), and only while
-  // its `helping` number is odd: H makes it odd by a seq_cst RMW before it reads any request word,
-  // and even after its last read of a source. For each record this reads the number (seq_cst)
-  // and, if odd, waits until it changes (acquire: pairs with the even RMW, so H's reads of the
-  // source happen before what the caller frees next). A round of helping that H begins after our
-  // read of its number (its odd RMW later in the number's modification order, so later in S) is
-  // later in S than the answer of every request of the container's operations (each answered by
-  // a seq_cst CAS before its operation returned, which happens before this call), so H's seq_cst
-  // loads of those request words see them answered and it reads no source of theirs. A record
-  // registered after our walk read the registry: our fence precedes, in S, the fence its owner
-  // runs before it first helps (fence_once), so the same holds. A round that begins after our
-  // read is never waited for (no starvation): each record's wait ends at the first change.
-  void wait_for_source_readers() const noexcept {
-    if constexpr (wait_free) {
-      // seq_cst fence: ordered before the fence of any owner of a record our walk misses.
-      std::atomic_thread_fence(std::memory_order_seq_cst);
-      for (const record* o = this->threads_.head(); o; o = decltype(this->threads_)::next_of(o)) {
-        const auto& helping = o->request.helping;
-        const std::uint64_t seen = helping.load(std::memory_order_seq_cst);
-        if (seen % 2 == 0) continue;
-        core::waiter w(core::no_deadline);
-        while (helping.load(std::memory_order_acquire) == seen) (void)w.wait();
-      }
-    }
-  }
-
  private:
   friend class basic_crystalline::guard;
   friend class basic_crystalline::protection;
   friend base;
+  friend batch_base;
+  friend helping;
 
   static node_base* as_node(core::retired_hook* h) noexcept { return static_cast<node_base*>(h); }
   static node_base* next_in_batch(node_base* n) noexcept {
@@ -587,6 +220,8 @@ class basic_crystalline<WaitFree, Policies...>::domain
   struct filler final : node_base {};
   static void destroy_filler(core::retired_hook* h) noexcept { delete static_cast<filler*>(h); }
 
+  // The clock advances every era_frequency<F> allocations of a thread (the paper: F x threads);
+  // under crystalline_w the thread about to advance it answers the pending requests first.
   template <class T, class... Args>
   T* make(record& r, Args&&... args) {
     static_assert(std::is_base_of_v<node_base, T>,
@@ -594,7 +229,7 @@ class basic_crystalline<WaitFree, Policies...>::domain
                   "crystalline_w<>::node_base)");
     if (++r.since_advance >= era_every) [[unlikely]] {
       r.since_advance = 0;
-      if constexpr (wait_free) help_requests(r);
+      if constexpr (wait_free) this->help_requests(r);
       clock_.advance();
       r.count_epoch_advance(0);
     }
@@ -605,9 +240,10 @@ class basic_crystalline<WaitFree, Policies...>::domain
 
   // ---- the owner's side
 
+  // A record's first use by its owner: the fence that a seal which missed the record relies on
+  // (detail/crystalline_reservations.hpp, "Records and blocks registered after a seal began").
   void fence_once(record& r) noexcept {
     if (!r.fenced) [[unlikely]] {
-      // See "Records and blocks registered after a seal began" at the top.
       std::atomic_thread_fence(std::memory_order_seq_cst);
       r.fenced = true;
     }
@@ -658,22 +294,26 @@ class basic_crystalline<WaitFree, Policies...>::domain
     (void)r.leave();
   }
 
-  // The era loop: returns src's pointer once s's reservation holds the era read after it. Under
+  // The era loop: returns src's pointer once s's reservation holds the era read after it. Load
+  // src (seq_cst), read the era clock; if it equals the era s already holds, the pointer is
+  // protected (seal() says why); otherwise publish the clock's era in s's reservation with one
+  // DWCAS that also detaches its list, traverse the detached list, and try again. Under
   // crystalline_w it asks for help after fast_tries tries (AskForHelp false: the lock-free loop).
   template <bool AskForHelp = wait_free, class P>
   P protect(record& r, slot& s, const std::atomic<P>& src) {
     era_t prev = s.era;
     [[maybe_unused]] unsigned tries = fast_tries;
     for (;;) {
-      // seq_cst (load and clock): in S after the publication, as the argument at the top needs;
-      // the load is also the acquire that pairs with the store or CAS that linked the node.
+      // seq_cst (load and clock): in S after the publication, in program order, as seal()'s
+      // argument needs; the load is also the acquire that pairs with the store or CAS that
+      // linked the node.
       P p = src.load(std::memory_order_seq_cst);
       const era_t now = clock_.now();
       if (now == prev) [[likely]]
         return p;
       if constexpr (AskForHelp) {
         if (tries == 0) [[unlikely]]
-          return slow_path(r, s, src);
+          return this->slow_path(r, s, src);
         --tries;
       }
       prev = publish(r, s, now);
@@ -683,9 +323,12 @@ class basic_crystalline<WaitFree, Policies...>::domain
   // s's reservation holds era e from now on; the list it held is detached and traversed.
   [[gnu::noinline]] era_t publish(record& r, slot& s, era_t e) {
     if constexpr (wait_free)
-      if (s.res->frozen) replace_frozen(r, s);
-    // seq_cst DWCAS: the publication in S (see the top); fails only when an insertion changed the
-    // list, and then retries with what it read.
+      if (s.res->frozen) this->replace_frozen(r, s);
+    // seq_cst DWCAS: the publication in S (see seal()), and the acquire that makes the detached
+    // list's links visible (insert()). It fails only when an insertion changed the list, and then
+    // retries with what it read: each failure is a completed insertion (the paper's separate list
+    // and era words make it an exchange), so it is the one step of crystalline_w's protect()
+    // that is not wait-free.
     core::word_pair seen{s.era == detail::no_era ? inactive : 0, s.era};
     while (!s.res->word.compare_exchange(seen, core::word_pair{0, e})) {
     }
@@ -706,7 +349,8 @@ class basic_crystalline<WaitFree, Policies...>::domain
     return true;
   }
   // seq_cst DWCAS: our reads of what the reservation protected come before it, and the
-  // traversal's decrements (acq_rel) carry them to whoever frees. `era` is a guess at the era it
+  // traversal's decrements (acq_rel) carry them to whoever frees; as publish()'s, it acquires the
+  // detached list's links (insert()). `era` is a guess at the era it
   // holds (right unless helpers raised it): one DWCAS when its list is empty.
   void deactivate(record& r, reservation& x, era_t era) noexcept {
     core::word_pair seen{0, era};
@@ -715,7 +359,17 @@ class basic_crystalline<WaitFree, Policies...>::domain
     traverse(r, seen.lo);
   }
 
-  // Decrements the batch counter of each node of a detached list; frees the batches it empties.
+  // Leaving (a guard's end, a protection's reset, or publishing a new era in protect): the owner
+  // has detached the list and traverses it, decrementing the counter of each node's batch;
+  // whoever takes a counter to zero (a traverser, or the sealer's final fetch_add) frees the whole
+  // batch through its own record's free policy (it counts the frees; stats add up: retired ==
+  // freed + pending).
+  // Why the last decrement may free. The counter is bias + inserted - traversed until the sealer's
+  // final add, so no traverser can see zero before every insertion is counted; after it, it counts
+  // the reservations whose lists still hold a node of the batch. Zero means every reservation the
+  // batch was inserted into has been detached, and each detacher's reads of the batch's nodes happen
+  // before its decrement (acq_rel), which happens before the free (the last decrement acquires every
+  // earlier one through the counter's release sequence).
   void traverse(record& r, std::uint64_t list) noexcept {
     if (list == 0 || list == inactive) return;
     node_base* emptied = nullptr;  // reference nodes, chained through `batch`
@@ -758,236 +412,45 @@ class basic_crystalline<WaitFree, Policies...>::domain
       if (done[p]) in_flight_[p].fetch_sub(done[p], std::memory_order_release);
   }
 
-  // ---- crystalline_w: the slow path, helping and holds (the top says why each step is there)
-
-  // A frozen reservation is not published in: it goes to its hold, and s gets a fresh one. If no
-  // fresh one can be allocated, waits for the hold to close instead.
-  void replace_frozen(record& r, slot& s) noexcept
-    requires wait_free
-  {
-    hold& h = *s.res->frozen;
-    if (reservation* fresh = take(r)) {
-      if (h.abandon(*s.res)) {
-        s.res = fresh;
-        s.era = detail::no_era;
-        return;
-      }
-      r.pool.give_back(fresh);
-    } else {
-      while (h.open()) std::this_thread::yield();
-    }
-    s.res->frozen = nullptr;  // its hold closed: an ordinary reservation again
-  }
-
-  // Raises q's era to e (keeping its list); returns the era q holds, no_era if inactive.
-  static era_t raise(reservation& q, era_t e) noexcept {
-    core::word_pair w = q.word.load();
-    while (w.lo != inactive && w.hi < e)
-      if (q.word.compare_exchange(w, core::word_pair{w.lo, e})) return e;
-    return w.lo == inactive ? detail::no_era : w.hi;
-  }
-
-  template <class P>
-  [[gnu::noinline]] P slow_path(record& r, slot& s, const std::atomic<P>& src)
-    requires wait_free
-  {
-    auto& rq = r.request;
-    reservation* q = take(r);
-    if (!q || !prepare_hold(r)) [[unlikely]] {
-      if (q) r.pool.give_back(q);
-      return protect<false>(r, s, src);  // out of memory
-    }
-    q->word.store(core::word_pair{0, clock_.now()});
-    const std::uint64_t tag = rq.tag += 2;
-    // release: a helper that acquires these and then finds the request pending read ours.
-    rq.source.store(&src, std::memory_order_release);
-    rq.loader.store(&detail::load_source<P>, std::memory_order_release);
-    rq.target.store(q, std::memory_order_release);
-    // Counted before published: a clock advance that reads no request did not need to help us
-    // (at most one such advance per thread: its next one sees us).
-    requests_.fetch_add(1, std::memory_order_seq_cst);
-    const core::word_pair pending{0, tag | 1};
-    rq.word.store(pending);
-    core::word_pair answer;
-    (void)read_for(rq, *q, pending, &detail::load_source<P>, &src, answer);
-    requests_.fetch_sub(1, std::memory_order_relaxed);
-    claim_helpers(r, pending.hi);
-    // q covers the answer: it becomes the slot's reservation, and the slot's old one goes.
-    slot old = std::exchange(s, slot{q, q->word.load().hi});
-    if (old.era == detail::no_era || release(r, old)) r.pool.give_back(old.res);
-    return std::bit_cast<P>(answer.lo);
-  }
-
-  // The requester's and its helpers' reads for a pending request: raise q's era to the clock,
-  // read the source, and if the clock has not passed that era, CAS the answer in. Returns true if
-  // this read answered; either way `answer` ends as the request's answer.
-  bool read_for(detail::crystalline_request& rq, reservation& q, core::word_pair pending,
-                detail::source_loader load, const void* src, core::word_pair& answer) noexcept
-    requires wait_free
-  {
-    for (;;) {
-      const era_t e = raise(q, clock_.now());
-      const std::uint64_t p = load(src);
-      if (clock_.now() <= e) {
-        answer = pending;
-        const core::word_pair mine{p, pending.hi - 1};
-        if (rq.word.compare_exchange(answer, mine)) {
-          answer = mine;
-          return true;
-        }
-        return false;  // answer holds the one that came first
-      }
-      answer = rq.word.load();
-      if (!(answer == pending)) return false;
-    }
-  }
-
-  // Makes sure r has a hold ready for its next request (a closed one reused, or a new one).
-  bool prepare_hold(record& r) noexcept
-    requires wait_free
-  {
-    auto& rq = r.request;
-    if (!rq.spare) {
-      hold** link = &rq.holds;
-      while (*link && (*link)->open()) link = &(*link)->next;
-      if (hold* h = *link) {
-        *link = h->next;
-        r.pool.for_each_owned([h](reservation& x) {
-          if (x.frozen == h) x.frozen = nullptr;
-        });
-        rq.spare = h;
-      } else {
-        rq.spare = new (std::nothrow) hold;
-        if (!rq.spare) return false;
-      }
-    }
-    // Relaxed: a claimed helper reads the hold after the claim's DWCAS (seq_cst).
-    rq.spare->holders.store(hold::bias, std::memory_order_relaxed);
-    rq.spare->abandoned.store(0, std::memory_order_relaxed);
-    return true;
-  }
-
-  // After the answer: claims the helpers still registered for this request and, if there are
-  // any, freezes every active reservation of r under a hold until they are done.
-  void claim_helpers(record& r, std::uint64_t pending_hi) noexcept
-    requires wait_free
-  {
-    auto& rq = r.request;
-    hold& h = *rq.spare;
-    const auto registered = core::word_pair{reinterpret_cast<std::uint64_t>(&r), pending_hi};
-    const auto claim_word =
-        core::word_pair{reinterpret_cast<std::uint64_t>(&h), detail::crystalline_request::claimed};
-    std::int64_t claimed = 0;
-    for (record* o = this->threads_.head(); o; o = decltype(this->threads_)::next_of(o)) {
-      core::word_pair w = registered;
-      if (o->request.registration.compare_exchange(w, claim_word)) ++claimed;
-    }
-    if (claimed == 0) return;
-    holds_made_.fetch_add(1, std::memory_order_relaxed);
-    rq.spare = nullptr;
-    h.seq = ++rq.hold_seq;
-    h.pool = &r.pool;
-    h.older = nullptr;
-    // h keeps open the newest older hold that is not closing; that one keeps the older ones.
-    std::uint64_t kept_up_to = 0;
-    for (hold* g = rq.holds; g; g = g->next)
-      if (g->join()) {
-        h.older = g;
-        kept_up_to = g->seq;
-        break;
-      }
-    h.next = rq.holds;
-    rq.holds = &h;
-    r.pool.for_each_owned([&](reservation& x) {
-      if (x.abandoned || x.word.load().lo == inactive) return;
-      if (hold* g = x.frozen; g && g->seq <= kept_up_to && g->open()) return;
-      x.frozen = &h;
-    });
-    // acq_rel: the last holder's decrement closes, whoever it is.
-    if (h.holders.fetch_add(claimed - hold::bias, std::memory_order_acq_rel) ==
-        hold::bias - claimed)
-      close(r, h);
-  }
-
-  // Before this thread advances the clock: answer every pending request, marked as helping for
-  // wait_for_source_readers() (see there) from before the first request it reads until it is done
-  // with the last source.
-  void help_requests(record& me) noexcept
-    requires wait_free
-  {
-    if (requests_.load(std::memory_order_seq_cst) == 0) [[likely]]
-      return;
-    fence_once(me);  // a record registered after a waiter's walk: see wait_for_source_readers()
-    // seq_cst RMW: odd before we read a request; in S before our loads of the request words.
-    me.request.helping.fetch_add(1, std::memory_order_seq_cst);
-    for (record* o = this->threads_.head(); o; o = decltype(this->threads_)::next_of(o))
-      if (o != &me) help(me, *o);
-    // seq_cst RMW (a release): our reads of the sources happen before a waiter that reads it.
-    me.request.helping.fetch_add(1, std::memory_order_seq_cst);
-  }
-
-  void help(record& me, record& o) noexcept
-    requires wait_free
-  {
-    auto& rq = o.request;
-    const core::word_pair pending = rq.word.load();
-    if (!(pending.hi & 1)) return;
-    // Registered before the request is confirmed pending: if it still is, the requester finds
-    // our registration when it claims, after the answer.
-    me.request.registration.store(
-        core::word_pair{reinterpret_cast<std::uint64_t>(&o), pending.hi});
-    const void* src = rq.source.load(std::memory_order_acquire);
-    const detail::source_loader loader = rq.loader.load(std::memory_order_acquire);
-    reservation* q = rq.target.load(std::memory_order_acquire);
-    core::word_pair answer;
-    if (rq.word.load() == pending && read_for(rq, *q, pending, loader, src, answer))
-      helped_answers_.fetch_add(1, std::memory_order_relaxed);
-    // Done with the source; if the requester claimed us meanwhile, we let its hold go.
-    core::word_pair mine = me.request.registration.load();
-    while (!me.request.registration.compare_exchange(mine, core::word_pair{0, 0})) {
-    }
-    if (mine.hi == detail::crystalline_request::claimed)
-      release_hold(me, *reinterpret_cast<hold*>(mine.lo));
-  }
-
-  void release_hold(record& me, hold& h) noexcept
-    requires wait_free
-  {
-    // acq_rel: our reads of the source happen before the closer releases what h froze.
-    if (h.holders.fetch_sub(1, std::memory_order_acq_rel) == 1) close(me, h);
-  }
-  // The last holder: releases what the requester abandoned, gives it back to its pool, and lets
-  // the older hold go.
-  void close(record& me, hold& h) noexcept
-    requires wait_free
-  {
-    hold* older = h.older;
-    detail::crystalline_pool* pool = h.pool;
-    // acquire: pairs with abandon()'s release; after this the owner may reuse h.
-    auto* x = reinterpret_cast<reservation*>(
-        h.abandoned.exchange(hold::closed, std::memory_order_acq_rel));
-    while (x) {
-      reservation* next = x->next_free;
-      deactivate(me, *x, detail::no_era);  // its era unknown here: the first CAS reads it
-      pool->give_back_remote(x);
-      x = next;
-    }
-    if (older) release_hold(me, *older);
-  }
   // ---- the retirer's side
 
+  // Nodes gather in one of the thread's two batches, by birth era (join_batch()); once one has
+  // max(N, H + 1) nodes (H: every reservation of the domain; scan_frequency<N>, default 64) the
+  // thread seals it.
   void retire(record& r, core::retired_hook* hook) {
     holding garbage(r);
     r.count_retired(this->gauge_);
-    batch& b = add_to_batch(r, as_node(hook));
+    batch& b = join_batch(r, hook);
     if (b.next_attempt == 0) b.next_attempt = batch_size();
     if (b.nodes.size() >= b.next_attempt) [[unlikely]] {
       if (seal(r, b, false))
         b.next_attempt = 0;
     }
   }
-  // Adds n to the partial batch of its birth (detail/birth_sorted.hpp) and returns that batch.
-  static batch& add_to_batch(record& r, node_base* n) noexcept {
+  // Adds the node to the partial batch of its birth (detail/birth_sorted.hpp) and returns that
+  // batch.
+  // Garbage bound. A stalled thread holding reservations with era E keeps the batches whose
+  // minimum birth era is <= E. Each thread sorts its unsealed nodes into two batches: those born at
+  // or before the oldest era an active reservation held at its last seal (every seal reads every
+  // reservation anyway), and the younger ones. Once a thread has sealed after the stall, that
+  // oldest era is E, so its young batches skip the stalled reservation and its old batches hold
+  // only nodes born by E. A stalled thread therefore keeps (1) the nodes born by E and retired
+  // since (hazard eras' bound: the nodes alive at its era, at most S + F x T in a structure of S
+  // nodes whose clock advances every era_frequency<F> (default 64) allocations of each of T
+  // threads), and (2) per retiring thread, the one batch it sealed before it first saw the stall:
+  // at most S + F x T + R x B nodes for R retiring threads, B = max(N, H + 1) the batch size,
+  // whatever the others retire. Beside it each thread keeps two unsealed batches of fewer than B
+  // nodes each (more only while the registry grows faster than it retires). The sort separates one
+  // era: a stalled thread whose reservations hold different eras E1 < E2 (a reader stalled
+  // mid-traversal), or threads stalled at different eras, keep a young batch whole for each node
+  // born between E1 and E2 that it holds (for those nodes the bound is B each, as before the sort;
+  // a traversal's eras differ by the clock's advances during one operation). The paper fills one
+  // batch per thread: a batch that holds one node born before a stall is kept whole, so with a
+  // long-lived population almost every batch was (4.4x what hazard eras keep beside the same stall
+  // at 200K keys, docs/results.md). crystalline_w adds a request reservation's and the frozen
+  // reservations' share (detail/crystalline_helping.hpp).
+  static batch& join_batch(record& r, core::retired_hook* hook) noexcept {
+    node_base* n = as_node(hook);
     batch& b = r.batches.for_birth(n->birth_era);
     b.add(n, n->birth_era);
     return b;
@@ -996,17 +459,43 @@ class basic_crystalline<WaitFree, Policies...>::domain
   // Seals b, a partial batch of r, and inserts it into the reservations that need it. Without
   // `pad`, gives up (returns false, nothing changed) when the batch has fewer nodes than those
   // reservations, and tries again once it has one more than it needed; with `pad`, allocates
-  // fillers, giving up only if that fails. Its walk over the reservations gives r its next
-  // threshold, the oldest era reserved (detail/birth_sorted.hpp). Run with r's claim held.
+  // fillers, giving up only if that fails (the paper sizes batches once and waits for more
+  // retires; here threads come and go, so flush, barrier and exit pad instead of waiting). Its
+  // walk over the reservations gives r its next threshold, the oldest era reserved
+  // (detail/birth_sorted.hpp: a heuristic, it orders nothing: a batch goes by its own minimum
+  // birth era, whatever nodes it holds). Run with r's claim held.
+  //
+  // After a full fence the seal walks every reservation of every record, and gives each one whose
+  // era is >= the batch's minimum birth era one node of the batch (the assignment pass). The
+  // batch's oldest node is its reference node: its counter starts at a bias (2^62). Then each
+  // assigned node is inserted at the head of its reservation's list (insert()). Finally the
+  // counter gets (insertions - bias) in one fetch_add (traverse() says why the last decrement
+  // may free).
+  // Why nothing is freed while a reservation covers it. A reader R holds node n through reservation
+  // x: it published era E with its DWCAS (seq_cst), then loaded n from src (seq_cst), then read the
+  // clock and found E; n's birth (the clock read when it was created, before it was linked) is <= E,
+  // by coherence through the release store that linked n and R's load. The retirer unlinked n, then
+  // fenced (seq_cst) and read x's pair. R's load of src read a value before the unlink, so it
+  // precedes the fence in S ([atomics.order]: a seq_cst read coherence-ordered before a write that
+  // happens before a seq_cst fence), and so does R's DWCAS; the retirer's read of x after the fence
+  // therefore sees R's DWCAS or a later value. While R holds n, x's era does not go below E (only
+  // insertions change x's pair, and under crystalline_w helpers that raise a request's era), so the
+  // retirer sees an era >= birth(n) >= the batch's minimum and assigns x a node; the insertion's
+  // DWCAS, which checks the era again, succeeds; the batch is then counted in x until x is detached
+  // (a new era or the guard's end), after R's last read of n. A reservation that was inactive, or
+  // held an era below the minimum, when the retirer looked after its fence was published later than
+  // R's unlink became visible: its reads cannot reach n. The same holds with "the clock read after
+  // the load is <= the era x held before it" in place of "equals": that is what crystalline_w's
+  // helped reads check. Records and pool blocks the walk misses: detail/crystalline_reservations.hpp.
   bool seal(record& r, batch& b, bool pad) noexcept {
     release_forgotten(r);
-    adopt(r);
+    this->adopt(r);
     if (b.nodes.empty()) return true;
     core::scan_timer timer(r.ctr);
     core::counters::add(r.ctr.scans, 1);
     node_base* const ref = as_node(b.nodes.tail());
     const era_t min = b.min_birth;
-    // See "Why nothing is freed while a reservation covers it" at the top.
+    // The retirer's fence of the argument above.
     std::atomic_thread_fence(std::memory_order_seq_cst);
 
     // The assignment pass: one node per reservation that needs the batch.
@@ -1069,7 +558,9 @@ class basic_crystalline<WaitFree, Policies...>::domain
     return true;
   }
 
-  // Inserts n at the head of x's list if x is still active with an era >= min.
+  // Inserts n at the head of x's list if x is still active with an era >= min: a DWCAS that also
+  // checks the era ({head, e} -> {n, e}; n's link to the old head is written before the CAS
+  // publishes it). Lock-free: it fails only when the owner or another retirer changed x.
   static bool insert(reservation& x, node_base* n, node_base* ref, era_t min) noexcept {
     core::word_pair w = x.word.load();
     for (;;) {
@@ -1080,12 +571,6 @@ class basic_crystalline<WaitFree, Policies...>::domain
       if (x.word.compare_exchange(w, core::word_pair{reinterpret_cast<std::uint64_t>(n), w.hi}))
         return true;
     }
-  }
-
-  // Garbage that an exiting thread could not seal joins ours, with its birth eras.
-  void adopt(record& r) noexcept {
-    core::retired_list orphans = this->adopt_orphans();
-    while (core::retired_hook* h = orphans.pop()) (void)add_to_batch(r, as_node(h));
   }
 
   // Seals both of r's partial batches, padded; false if one stays unsealed (no memory for the
@@ -1103,6 +588,7 @@ class basic_crystalline<WaitFree, Policies...>::domain
 
   // ---- flush, grace periods, barrier, exit
 
+  // flush() seals the thread's partial batches (padded) and drains its free policy.
   void flush_local(record& r) {
     holding garbage(r);
     release_forgotten(r);
@@ -1110,28 +596,18 @@ class basic_crystalline<WaitFree, Policies...>::domain
     r.freeing.drain(r);
   }
 
-  bool wait_for_grace_period(record&, core::deadline d) const {
-    return this->wait_for_open_guards(d);
-  }
-
-  static void take_garbage(record& r, typename base::gathered& into) noexcept {
-    into.unsafe.splice(r.batches.take_all());
-    into.safe.splice(r.freeing.take());
-  }
-
-  // Everything unsealed (every record's batch, borrowed between its retires, and the orphans) is
-  // sealed here, padded; then the barrier waits until every batch sealed before it is freed (two
-  // phases of in-flight counts: batches sealed before the flip count in the old one), and frees
-  // what the freers left on their free policies' lists.
+  // synchronize() waits for the guards open at the call (detail/batch_domain.hpp). barrier():
+  // everything unsealed (every record's batch, borrowed between its retires, and the orphans) is
+  // sealed here, padded (sorted again, in two batches); then the barrier waits until every batch
+  // sealed before it is freed (two phases of in-flight counts: batches sealed before the flip
+  // count in the old one), and frees what the freers left on their free policies' lists.
   bool barrier_locked(record& me, core::deadline d) {
     release_forgotten(me);
     typename base::gathered g;
-    bool done = this->gather(me, g, d, [](record& r, typename base::gathered& into) {
-      return base::borrow_if_idle(r, r.claim.word, claim::free, claim::lent, into);
-    });
+    bool done = this->gather_batches(me, g, d);
     {
       holding garbage(me);
-      while (core::retired_hook* h = g.unsafe.pop()) (void)add_to_batch(me, as_node(h));
+      while (core::retired_hook* h = g.unsafe.pop()) (void)join_batch(me, h);
       if (!seal_padded(me)) done = false;  // out of memory: it stays in our batches
     }
     this->free_now(me, std::move(g.safe));
@@ -1144,26 +620,7 @@ class basic_crystalline<WaitFree, Policies...>::domain
     phase_.store(p ^ 1, std::memory_order_seq_cst);
     while (done && in_flight_[p].load(std::memory_order_acquire) != 0)
       if (!w.wait()) done = false;
-    // What the freers put on their free policies' lists.
-    typename base::gathered late;
-    for (record* r = this->threads_.head(); r && done; r = decltype(this->threads_)::next_of(r)) {
-      core::waiter wr(d);
-      if (r->forgotten) continue;
-      if (r == &me) {
-        late.safe.splice(me.freeing.take());
-        continue;
-      }
-      while (!r->try_borrow(r->claim.word, claim::free, claim::lent))
-        if (!wr.wait()) {
-          done = false;
-          break;
-        }
-      if (!done) break;
-      late.safe.splice(r->freeing.take());
-      r->give_back(r->claim.word, claim::lent, claim::free);
-    }
-    this->free_now(me, std::move(late.safe));
-    return done;
+    return done && this->free_freeable(me, d);
   }
 
   // A barrier waits until every sealed batch is freed. A reservation of the calling thread's own
@@ -1185,12 +642,10 @@ class basic_crystalline<WaitFree, Policies...>::domain
 
   // In a child of fork(): r's thread does not exist here (core/registry.hpp). Single-word steps
   // only (that thread may have stopped in the middle of the scheme's own code): under
-  // crystalline_w its helping round ends (a container's destruction would wait for it) and a
-  // pending request of its is answered with nothing, so that no helper reads its source again.
-  // Its reservations, which keep the batches inserted into them (and a barrier waits for every
-  // sealed batch), are released later, in release_forgotten(), by the next thread of the child
-  // that seals, flushes or runs a barrier: releasing one frees batches, which runs deleters, not
-  // for a fork handler to do.
+  // crystalline_w its request and helping end (forget_request()). Its reservations, which keep
+  // the batches inserted into them (and a barrier waits for every sealed batch), are released
+  // later, in release_forgotten(), by the next thread of the child that seals, flushes or runs a
+  // barrier: releasing one frees batches, which runs deleters, not for a fork handler to do.
   //
   // A barrier waits for the batches sealed before it, counted by phase. Some sealed before the
   // fork may never be freed in the child (their sealer, or a thread that was releasing a
@@ -1202,14 +657,7 @@ class basic_crystalline<WaitFree, Policies...>::domain
     in_flight_[0].store(0, std::memory_order_relaxed);
     in_flight_[1].store(0, std::memory_order_relaxed);
     forgotten_pending_.store(true, std::memory_order_relaxed);
-    if constexpr (wait_free) {
-      auto& rq = r.request;
-      const std::uint64_t h = rq.helping.load(std::memory_order_relaxed);
-      rq.helping.store(h + (h & 1), std::memory_order_relaxed);
-      core::word_pair pending = rq.word.load();
-      if ((pending.hi & 1) && rq.word.compare_exchange(pending, core::word_pair{0, pending.hi - 1}))
-        requests_.fetch_sub(1, std::memory_order_relaxed);
-    }
+    if constexpr (wait_free) this->forget_request(r);
   }
   // The reservations of forgotten records (forget_thread()), released on their behalf, as their
   // owners would at exit: a frozen one goes to its hold (whose closer releases it), the others are
@@ -1229,19 +677,16 @@ class basic_crystalline<WaitFree, Policies...>::domain
           if (x.frozen && x.frozen->abandon(x)) return;
         if (const core::word_pair w = x.word.load(); w.lo != inactive) deactivate(me, x, w.hi);
       });
-      if constexpr (wait_free) {
-        core::word_pair mine = f->request.registration.load();
-        while (!f->request.registration.compare_exchange(mine, core::word_pair{0, 0})) {
-        }
-        if (mine.hi == detail::crystalline_request::claimed)
-          release_hold(me, *reinterpret_cast<hold*>(mine.lo));
-      }
+      if constexpr (wait_free) this->unregister(me, *f);
     }
   }
 
   // Thread exit (possibly inside guards): every reservation is released, and the partial batch is
-  // sealed (padded), so that nothing waits for this record again; only if the padding cannot be
-  // allocated does the batch go to the orphanage, for the next seal to adopt.
+  // sealed (padded), so that nothing waits for this record again (a batch belongs to no thread
+  // once sealed); only if the padding cannot be allocated does the batch go to the orphanage, for
+  // the next seal to adopt. Domain destruction destroys the unsealed batches; sealed ones are all
+  // freed by then (no guard or guard_ptr may outlive the domain, so every reservation has been
+  // released).
   void on_thread_exit(record& r) noexcept {
     holding garbage(r);
     for (level* l = &r.levels; l; l = l->next.get())
@@ -1264,7 +709,8 @@ class basic_crystalline<WaitFree, Policies...>::domain
   // Sealed batches not yet freed, by barrier phase.
   alignas(core::cache_line) std::atomic<std::int64_t> in_flight_[2] = {0, 0};
   std::atomic<unsigned> phase_{0};
-  // crystalline_w: requests pending (counted before they are published), and the counters above.
+  // crystalline_w (detail/crystalline_helping.hpp): requests pending (counted before they are
+  // published), requests answered by a helper, and holds made.
   alignas(core::cache_line) std::atomic<std::int64_t> requests_{0};
   std::atomic<std::uint64_t> helped_answers_{0};
   std::atomic<std::uint64_t> holds_made_{0};

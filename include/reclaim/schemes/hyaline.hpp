@@ -5,179 +5,39 @@
 // plain or robust (birth eras).
 //
 // What it is. Reference counting of batches, done only by the threads that may still read them.
-// A slot has a head {threads inside, first node of its list}. A thread entering an operation
-// increments the count of its slot and remembers the first node as its handle; a retiring thread
+// A thread inside an operation is counted in a slot (detail/hyaline_slots.hpp). A retiring thread
 // gathers its nodes into a batch and, once the batch has more nodes than there are slots, pushes
-// one node of the batch onto the list of every slot that has a thread inside. A thread leaving
-// decrements its slot's count and walks the list from the top down to its handle, dropping one
-// reference of each batch it passes; whoever drops a batch's count to zero frees the batch. Only
-// retiring threads and leaving threads touch shared state: no epoch to advance, no scan of other
-// threads' announcements (snapshot-free), and the batches are freed by the threads that were
-// still reading them (balanced reclamation: an idle or slow retirer does not hold its garbage).
+// one node of the batch onto the list of every slot that has a thread inside (retire_batch()); a
+// leaving thread drops one reference of each batch pushed since it entered (leave_slot()); whoever
+// drops a batch's count to zero frees the batch. Only retiring threads and leaving threads touch
+// shared state: no epoch to advance, no scan of other threads' announcements (snapshot-free), and
+// the batches are freed by the threads that were still reading them (balanced reclamation: an
+// idle or slow retirer does not hold its garbage). Each step carries its part of the proof below;
+// detail/batch_domain.hpp holds what the domain shares with crystalline.
 //
 // The variants (named template parameters: slots<K> from hp.hpp, era_frequency<N>,
 // stall_threshold<N>, and a free policy; batch_free by default, amortized_free<K> for the lab's
 // `_af` forms):
 //   hyaline<>     k shared slots (slots<K>, default 32), a thread uses the slot of its record index
-//                 modulo k; batches of at least k + 1 nodes. Heads are {count, pointer} pairs
-//                 changed by core::atomic_pair's double-width CAS.
-//   hyaline_1<>   one slot per thread record, a single word {pointer | inside bit} that only its
-//                 owner enters and leaves; batches of at least records + 1 nodes.
-//   hyaline_s<>   hyaline with birth eras: nodes are stamped by create() from the era clock, a
-//                 reader publishes the era it reads in into its slot (protect()'s era loop), and a
-//                 batch goes into a slot only if the slot's era is at least the batch's minimum
-//                 birth era. A slot whose threads owe more than stall_threshold<N> (default 64)
-//                 decrements is avoided by entering threads (the paper's stall detector), so that
-//                 no live thread keeps raising the era of a slot a stalled thread sits in.
+//                 modulo k; batches of at least k + 1 nodes.
+//   hyaline_1<>   one slot per thread record; batches of at least records + 1 nodes.
+//   hyaline_s<>   hyaline with birth eras (protect_in_operation()), avoiding the slots of stalled
+//                 threads (enter_slot()).
 //   hyaline_1s<>  hyaline_1 with birth eras: each thread's slot has its own era.
 //
 // When to use it. hyaline and hyaline_1 where an epoch scheme would do (operation boundaries only),
 // where reclamation should be spread over the threads that read rather than left to the retirer
 // and where threads come and go (no epoch to hold back). hyaline_s and hyaline_1s where a stalled
-// thread must not hold unbounded memory, at the cost of a protect() per read (as hazard eras).
-// hyaline_1 suits few threads (its batches grow with the number of records); hyaline with k
-// slots suits many (its batches are k + 1 nodes whatever the thread count, and k slots are
-// contended by threads / k threads each).
-//
-// What it bounds. hyaline, hyaline_1: nothing (bounds_garbage = false): a thread stalled inside an
-// operation keeps a reference to every batch inserted into its slot after it entered, so all
-// garbage retired since stays. The robust variants: a thread stalled with era s keeps the batches
-// whose minimum birth era is at most s, and each thread sorts its batches so that these hold the
-// nodes born by s, not younger ones beside them. It fills two (detail/birth_sorted.hpp): one for
-// the nodes born at or before the oldest era that a slot with a thread inside held when it last
-// inserted a batch (s, once it has seen the stalled slot: no live slot stays older), and one for
-// the younger nodes, whose batches then skip the stalled slot. So a stalled thread keeps (1) the
-// nodes born by s and retired since (hazard eras' bound: the nodes alive at its era, at most the
-// structure's size then plus the era_frequency allocations per thread while the clock read s); (2)
-// per retiring thread, two batches sorted before it saw the stall (the young batch it was filling,
-// and an old batch sorted by a threshold read from the live slots alone, before a young batch's
-// insertion looked at the stalled slot); (3) hyaline_s: the batches inserted into its slot before
-// the slot is seen overloaded (its threads owe stall_threshold decrements: about stall_threshold
-// batches, plus one per thread entering it then; until then they raise its era). Each batch is
-// k + 1 nodes, or records + 1 (more if it adopted an exited thread's partial batch). The sort
-// separates one stalled era: with threads stalled at several, a node born between the oldest and
-// the newest of their eras can keep a young batch whole (for those nodes the bound is one batch
-// each, as before the sort). hyaline_s's bound needs a slot that is not overloaded to go to. A
-// thread preempted inside an operation also makes its slot owe decrements for a while; when every
-// slot looks overloaded a thread enters the one that owes least, and a stalled thread's slot owes
-// more with every batch it holds, so it is chosen last, but the bound then also depends on how long
-// the others are descheduled; with k = 1, or a stalled thread in every slot, nothing is bounded. So
-// choose k well above the number of threads that may stall or be descheduled at once (the
-// default 32). Beside what a stalled thread holds, each thread keeps two partial batches (fewer
-// than k + 1, or records + 1, nodes each; the plain variants one).
-// With an amortized free policy the freeable list is bounded only while the retire rate stays
-// within the policy's K, so bounds_garbage = robust && free_policy::bounded.
+// thread must not hold unbounded memory (the bound: join_batch()), at the cost of a protect() per
+// read (as hazard eras). hyaline_1 suits few threads (its batches grow with the number of
+// records); hyaline with k slots suits many (its batches are k + 1 nodes whatever the thread
+// count, and k slots are contended by threads / k threads each).
 //
 // Needs from a container. hyaline, hyaline_1: the start and end of each operation
 // (needs_nothing; protect() is an acquire load). hyaline_s, hyaline_1s: every dereferenced
 // pointer read through protect() (needs_validated_reads, as hazard eras: a node read without it
 // may belong to a batch that skipped the slot) and nodes made by create() (a node made with plain
-// `new` keeps the oldest birth era: safe, only less robust). Nodes derive from node_base: the
-// retire link and deleter, the slot-list link, the batch's reference node, the batch count (used
-// in the reference node), and for the robust variants the birth era: 40 or 48 bytes.
-// Nesting: only the outermost guard (or guard_ptr hold) enters and leaves the slot; nested ones
-// count depth, so a container operation inside a user's guard keeps the user's protection.
-//
-// Progress. enter and leave are lock-free (one CAS loop each on the slot head); the leave walk is
-// bounded by the nodes pushed since the thread entered. retire is lock-free (one CAS loop per
-// slot per batch). protect() (robust) is lock-free: it loops while the era clock moves.
-//
-// Why no batch is freed while a thread that entered before its retire is still inside. A batch
-// of a retire over n slots starts its count at -(n x A), A = 2^40 (more than any number of
-// references a slot can owe). Each slot contributes A exactly once: when the batch skips it
-// (nobody inside, or era too old: added at the end of the retire), when the node pushed onto it
-// is pushed over by a later batch (the pusher adds A + r, r the threads inside at that CAS, who
-// all entered before the push-over and will all pass the node when they leave), or when the last
-// thread out detaches the list while the node is on top (it adds A; hyaline_1: the owner, alone
-// in its slot, adds A to every node of its list when it leaves). A leaving thread subtracts 1
-// from each node strictly below the top, down to its handle inclusive (the handle is the node
-// that was on top when it entered): these are exactly the nodes that were pushed over while it
-// was inside, i.e. exactly those for which it was counted in an r. So the count is zero exactly
-// when all n contributions are in and every counted thread has passed. A thread T
-// inside slot s when the batch's node x is pushed onto s keeps it nonzero: x is either on top
-// (s's contribution is missing: it needs a push-over, which counts T, or a detach, which needs T
-// to leave) or was pushed over while T was inside (T was counted and has not passed). A slot
-// skipped because its count was zero had nobody inside at the retirer's RMW on its head; a thread
-// entering later makes its entering RMW on that head after the retirer's in its modification
-// order, which synchronizes (seq_cst RMWs: release and acquire) so the unlinks before the retire
-// happen before its reads. hyaline_1 checks an idle slot with a CAS that writes the same value, an
-// RMW for the same reason; and the records a retire walks are those in the registry after a
-// seq_cst fence F_r: a record pushed after the walk's read of the registry head is entered by a
-// thread that runs a seq_cst fence on its first enter of that record, after its registration, so
-// F_r precedes that fence in S and the thread's later reads see every unlink before F_r.
-//
-// Why the leave walk cannot stop early or walk freed memory. The walk compares addresses with the
-// handle, the node on top when the thread entered; if that node could be freed and its memory
-// reused by a node pushed later, the walk would stop at the impostor. It cannot: while T is
-// inside, the handle's batch lacks either the slot's contribution (the handle is still on top: a
-// push-over counts T, a detach needs T gone) or T's own decrement (the handle was pushed over
-// while T was inside, so T was counted), and T subtracts from the handle last, after reading its
-// link. Every other node the walk reaches is strictly between the top and the handle, pushed over
-// while T was inside, so T's decrement is owed and its batch alive until T subtracts; T reads a
-// node's link before subtracting from it. The top node itself is read (its link) before the leave
-// CAS, while its slot contribution is still missing. So every node T touches is alive, and its
-// address unique.
-//
-// Robust variants, eras. protect(src) loads src (seq_cst), reads the clock (seq_cst), and returns
-// if the clock equals the era the thread's slot holds for it; otherwise it publishes the clock's
-// value into the slot (hyaline_1s: a seq_cst store by the owner; hyaline_s: a seq_cst CAS that only
-// raises the slot's era, shared by its threads) and goes again. So the load that returned node n
-// came after (in S) the write of an era e >= birth(n) into the slot: e is the clock read after the
-// load (the birth was stamped before n was published, so it is at most that), and it was written by
-// the thread, or (hyaline_s) read by it from the slot, before the load. A retirer unlinks its
-// nodes, runs the fence F_r, and loads each slot's era (seq_cst): if it reads a value older than
-// the write of e, F_r precedes that write in S, hence the reader's load, which therefore sees the
-// unlink and cannot return n; otherwise the era it reads is >= e >= birth(n) >= the batch's minimum
-// birth, and the batch goes into the slot (if the reader is still inside: its enter RMW precedes
-// its protect, so the retirer's head CAS, which comes after it in the head's modification order as
-// shown above, counts it). A stalled thread's slot era stops moving, so batches whose nodes were
-// all born later skip it.
-// Which nodes share a batch changes nothing in this argument: a batch goes by the minimum birth of
-// its own nodes. The threshold that sorts them (detail/birth_sorted.hpp) is taken from the slot
-// eras the retire reads anyway, and for a slot skipped for its era from a look at its head (a
-// DWCAS read under hyaline_s, a relaxed load under hyaline_1s); it orders nothing.
-//
-// Memory orders. Slot heads: every operation a seq_cst RMW (atomic_pair's CAS; hyaline_1's
-// exchange and CAS): pushes publish the node's link and batch fields (release) to the leaving
-// thread that reads the head (acquire), and RMWs continue the release sequence, so a leaver sees
-// every node pushed before. Batch counts: acq_rel fetch_add: each thread's subtraction comes after
-// its reads of the batch's nodes (release), and the thread that reaches zero frees after all of
-// them (acquire). The era and stall counters: seq_cst (eras, the argument above) and relaxed (the
-// stall counter is a heuristic that affects only which slot a thread picks).
-//
-// flush, synchronize, barrier, thread exit. flush() retires the thread's partial batches (and the
-// orphans) at once, padded with empty nodes of the scheme's own (allocated, never counted in the
-// stats) up to the size the slots need: the paper pads conceptually by counting, but a slot that
-// has a thread inside needs a node of its own to hold the reference, so real padding is the honest
-// form. synchronize(): every outermost guard open at the call has closed (a guard's depth closes
-// after its leave walk). barrier(): gathers every record's partial batches and freeable list
-// (borrowed between the owner's retires, core::garbage_claim) and the orphans, retires them as
-// one padded batch holding a sentinel node, pushes an empty padded batch over it (so that its
-// nodes do not wait for their slots' next retire), waits for the sentinel to be freed (every
-// thread inside at the push has left), then waits for the guards open at that point (leaves and
-// retires in flight, which may still owe older batches their last reference), and frees the
-// freeable lists again. Thread exit: the thread leaves its slot if it exits inside a guard and
-// retires its partial batches, padded as flush() does; only if the padding cannot be allocated
-// (exit must not throw) do they go to the orphanage, which the next retire of any thread adopts
-// into its partial batches (safe: retiring later only counts more threads). Domain
-// destruction: slot lists are empty once no thread is inside (the last one out detaches the
-// list), so every retired batch has been freed; partial batches and orphans are destroyed there.
-// Who frees a batch counts the frees in its own record, through its free policy (amortized_free:
-// a leaving thread's freed batch goes on its freeable list), so retired == freed + pending.
-//
-// Differences from the paper. Separate fields for the slot link, the batch reference and the count
-// instead of the paper's unions (nodes are 40 or 48 bytes; a batch's first node is its reference
-// node and is not pushed, hence the paper's minimum of slots + 1 nodes); the count starts at -(n x
-// A) instead of using addends that sum to 2^64 (so k need not be a power of two and hyaline_1's n
-// is the number of records a retire walks, which grows at run time); a batch that is short of the
-// slots it meets (records registered since it was filled) waits for more nodes; hyaline_1 gives
-// each node its slot contribution at leave instead of at the push-over (one owner per slot: no one
-// else walks the list); flush pads with real nodes; the stall threshold defaults to 64 decrements
-// owed (the paper's code: 32768) so the bound above is a small number of batches; the robust
-// variants fill two batches per thread, sorted by birth era, where the paper fills one (a batch
-// that holds one node born before a stall is kept whole, so with a long-lived population almost
-// every batch was: 3-4x what hazard eras keep beside the same stall at 200K keys,
-// docs/results.md).
+// `new` keeps the oldest birth era: safe, only less robust). Nodes derive from node_base.
 #pragma once
 #include <algorithm>
 #include <atomic>
@@ -195,14 +55,17 @@
 #include "../core/policy.hpp"
 #include "../core/region_guard.hpp"
 #include "../free/batch.hpp"
+#include "detail/batch_domain.hpp"
 #include "detail/birth_sorted.hpp"
+#include "detail/hyaline_slots.hpp"
 #include "detail/eras.hpp"
 #include "../policies.hpp"  // slots<K>
 
 namespace reclaim {
 
 // hyaline_s: entering threads avoid a slot whose threads owe at least N decrements (a stalled
-// thread there accumulates them).
+// thread there accumulates them). The default, 64 (the paper's code: 32768), keeps what a stalled
+// thread's slot collects before it is avoided to a small number of batches.
 struct hyaline_stall_kind {};
 template <unsigned N>
 struct stall_threshold {
@@ -210,60 +73,6 @@ struct stall_threshold {
   using policy_kind = hyaline_stall_kind;
   static constexpr unsigned value = N;
 };
-
-namespace detail {
-
-enum class hyaline_slots { shared, per_thread };
-
-// The words Hyaline keeps in every node beside the retire link and deleter. Plain fields: each is
-// written before the node is published by the CAS that pushes it (or before the batch is
-// retired), and `refs` is accessed through std::atomic_ref once the batch is in flight, so node
-// types stay copyable.
-struct hyaline_node : core::retired_hook {
-  hyaline_node* slot_next = nullptr;  // the next node in the slot list it was pushed onto
-  hyaline_node* batch_ref = nullptr;  // the batch's reference node (the batch list's head)
-  std::uint64_t refs = 0;             // in the reference node: the batch's count
-};
-// Robust variants: the birth era, stamped by create().
-struct hyaline_era_node : hyaline_node {
-  era_t birth = first_era;
-};
-
-inline std::atomic<unsigned>& hyaline_record_counter() noexcept {
-  static std::atomic<unsigned> counter{0};
-  return counter;
-}
-
-// A shared slot (hyaline, hyaline_s).
-struct alignas(core::cache_line) hyaline_slot {
-  core::atomic_pair head;  // lo: threads inside; hi: the first node of the list
-  alignas(core::cache_line) std::atomic<era_t> access{no_era};  // hyaline_s: the slot's era
-  std::atomic<std::int64_t> owed{0};  // hyaline_s: decrements its threads owe (stall detector)
-};
-
-template <class FreePolicy>
-struct hyaline_record : core::thread_record<FreePolicy> {
-  // hyaline_1, hyaline_1s: this record's slot, {pointer | inside bit}, and its era.
-  alignas(core::cache_line) std::atomic<std::uintptr_t> head{0};
-  std::atomic<era_t> access{no_era};
-  // Held around retires, frees and free-policy steps: a barrier borrows the garbage while free.
-  alignas(core::cache_line) core::garbage_claim claim;
-  // Owner only (or a barrier that borrowed the record).
-  birth_sorted_batches<> batches;  // the partial batches (robust: sorted by birth era)
-  hyaline_node* handle = nullptr;  // the node on top of the slot when the thread entered
-  unsigned slot = 0;               // hyaline, hyaline_s: the slot entered
-  // hyaline, hyaline_s: counted in `slot`'s head for certain (set after the entering CAS, cleared
-  // before the leaving one); read only in a child of fork() (domain::recount_slots()).
-  bool counted = false;
-  era_t era = no_era;              // robust: the era the slot holds for this thread
-  unsigned since_advance = 0;      // robust: allocations since the clock last advanced
-  bool fenced = false;             // hyaline_1: ran its first-enter fence
-  const unsigned index = hyaline_record_counter().fetch_add(1, std::memory_order_relaxed);
-
-  void destroy_garbage() noexcept { batches.take_all().destroy_all(); }
-};
-
-}  // namespace detail
 
 template <detail::hyaline_slots Slots, bool Robust, class... Policies>
 struct basic_hyaline : core::scheme_base<basic_hyaline<Slots, Robust, Policies...>> {
@@ -322,9 +131,10 @@ using hyaline_1s = basic_hyaline<detail::hyaline_slots::per_thread, true, Polici
 
 template <detail::hyaline_slots Slots, bool Robust, class... Policies>
 class basic_hyaline<Slots, Robust, Policies...>::domain
-    : public core::domain_base<domain, detail::hyaline_record<free_policy>> {
+    : public detail::batch_domain<domain, detail::hyaline_record<free_policy>> {
   using record = detail::hyaline_record<free_policy>;
   using base = core::domain_base<domain, record>;
+  using batch_base = detail::batch_domain<domain, record>;
   using claim = core::garbage_claim;
   using holding = claim::scope<record>;
   using node = detail::hyaline_node;
@@ -338,6 +148,8 @@ class basic_hyaline<Slots, Robust, Policies...>::domain
   using base::retire;  // domain.retire(node[, deleter]) from any thread
 
   domain() = default;
+  // Slot lists are empty once no thread is inside (the last one out detaches the list), so every
+  // retired batch has been freed; partial batches and orphans are destroyed here.
   ~domain() { this->shutdown(); }
 
   // `new T(args...)`, stamped with its birth era under the robust variants.
@@ -352,14 +164,17 @@ class basic_hyaline<Slots, Robust, Policies...>::domain
   friend class basic_hyaline::guard;
   friend class core::region_hold<domain>;
   friend base;
+  friend batch_base;
 
-  // A slot's contribution to each batch (see the top): more than any number of references a slot
-  // can owe a node.
+  // A slot's contribution to each batch (retire_batch()): more than any number of references a
+  // slot can owe a node.
   static constexpr std::uint64_t contribution = std::uint64_t{1} << 40;
   static constexpr std::uintptr_t inside_bit = 1;
 
   // A node of the scheme's own: pads a short batch (flush, barrier), and as a barrier's sentinel
-  // says when its batch was freed. Never counted as retired or freed.
+  // says when its batch was freed. Never counted as retired or freed. The paper pads conceptually
+  // by counting, but a slot that has a thread inside needs a node of its own to hold the
+  // reference, so real padding is the honest form.
   struct pad_node final : node_base {
     pad_node() noexcept { this->destroy = &destroy_pad; }
     domain* owner = nullptr;
@@ -406,6 +221,8 @@ class basic_hyaline<Slots, Robust, Policies...>::domain
   }
 
   // ---- enter and leave (the outermost guard or hold of a thread)
+  // Only the outermost guard (or guard_ptr hold) enters and leaves the slot; nested ones count
+  // depth, so a container operation inside a user's guard keeps the user's protection.
 
   record& begin(record& r) {
     if (r.enter() != 0) return r;
@@ -419,13 +236,16 @@ class basic_hyaline<Slots, Robust, Policies...>::domain
     (void)r.leave();
   }
 
+  // Lock-free: one CAS loop on the slot head (hyaline_1: one exchange).
   void enter_slot(record& r) noexcept {
     if constexpr (shared_slots) {
       unsigned i = r.index % slot_count;
       if constexpr (Robust) {
         // Past a slot whose threads owe too many decrements (a stalled thread sits there): the
         // next one that does not, or if every slot does, the one that owes least (a stalled
-        // thread's slot owes more with every batch it holds, so it is chosen last).
+        // thread's slot owes more with every batch it holds, so it is chosen last). The paper's
+        // stall detector, so that no live thread keeps raising the era of a slot a stalled
+        // thread sits in. relaxed: a heuristic that affects only which slot a thread picks.
         std::int64_t least = slots_[i].owed.load(std::memory_order_relaxed);
         for (unsigned tried = 1; tried < slot_count && least >= std::int64_t{stall_owed};
              ++tried) {
@@ -445,16 +265,17 @@ class basic_hyaline<Slots, Robust, Policies...>::domain
       r.handle = ptr_of(seen.hi);
       std::atomic_signal_fence(std::memory_order_seq_cst);  // after the CAS and the handle
       r.counted = true;
-      // seq_cst: the era the protects compare with is read after our enter (the argument above).
+      // seq_cst: the era the protects compare with is read after our enter
+      // (protect_in_operation()).
       if constexpr (Robust) r.era = s.access.load(std::memory_order_seq_cst);
     } else {
       // The first enter on a record after its thread registered: the fence the retirer's walk
-      // relies on (F_r precedes it in S, see the top).
+      // relies on (F_r precedes it in S, see retire_batch()).
       if (!r.fenced) [[unlikely]] {
         std::atomic_thread_fence(std::memory_order_seq_cst);
         r.fenced = true;
       }
-      // seq_cst RMW: ordered with every retirer's RMW on this head (see the top).
+      // seq_cst RMW: ordered with every retirer's RMW on this head (see retire_batch()).
       [[maybe_unused]] const std::uintptr_t was =
           r.head.exchange(inside_bit, std::memory_order_seq_cst);
       assert(was == 0);
@@ -462,6 +283,22 @@ class basic_hyaline<Slots, Robust, Policies...>::domain
     }
   }
 
+  // Decrements the slot's count and walks its list from the top down to the handle, dropping one
+  // reference of each batch it passes (hyaline_1: takes the whole list, alone in its slot). Lock-
+  // free: one CAS loop on the head; the walk is bounded by the nodes pushed since the thread
+  // entered. What it frees is counted in its own record, through its free policy
+  // (amortized_free: on its freeable list), so retired == freed + pending.
+  // Why the walk cannot stop early or walk freed memory. The walk compares addresses with the
+  // handle, the node on top when the thread entered; if that node could be freed and its memory
+  // reused by a node pushed later, the walk would stop at the impostor. It cannot: while T is
+  // inside, the handle's batch lacks either the slot's contribution (the handle is still on top: a
+  // push-over counts T, a detach needs T gone) or T's own decrement (the handle was pushed over
+  // while T was inside, so T was counted), and T subtracts from the handle last, after reading its
+  // link. Every other node the walk reaches is strictly between the top and the handle, pushed over
+  // while T was inside, so T's decrement is owed and its batch alive until T subtracts; T reads a
+  // node's link before subtracting from it. The top node itself is read (its link) before the leave
+  // CAS, while its slot contribution is still missing. So every node T touches is alive, and its
+  // address unique.
   void leave_slot(record& r) noexcept {
     core::retired_list freed;
     if constexpr (shared_slots) {
@@ -496,7 +333,9 @@ class basic_hyaline<Slots, Robust, Policies...>::domain
       }
       r.handle = nullptr;
     } else {
-      // acq_rel: takes the list (every push before is visible), and leaves the slot idle.
+      // acq_rel: takes the list (every push before is visible), and leaves the slot idle. The
+      // owner, alone in its slot, gives each node its slot contribution here instead of at the
+      // push-over (the paper's): no one else walks the list.
       std::uintptr_t v = r.head.exchange(0, std::memory_order_acq_rel);
       for (node* c = ptr_of(v); c;) {
         node* next = c->slot_next;
@@ -513,7 +352,8 @@ class basic_hyaline<Slots, Robust, Policies...>::domain
   // Adds `delta` to n's batch count; the one who reaches zero frees the batch (into `freed`).
   static void adjust(node* n, std::uint64_t delta, core::retired_list& freed) noexcept {
     node* ref = n->batch_ref;
-    // acq_rel: see "Memory orders" at the top.
+    // acq_rel: each thread's subtraction comes after its reads of the batch's nodes (release),
+    // and the thread that reaches zero frees after all of them (acquire).
     if (std::atomic_ref<std::uint64_t>(ref->refs).fetch_add(delta, std::memory_order_acq_rel) +
             delta ==
         0)
@@ -537,19 +377,51 @@ class basic_hyaline<Slots, Robust, Policies...>::domain
     holding garbage(r);
     r.count_retired(this->gauge_);
     partial& b = join_batch(r, hook);
-    adopt(r);  // a relaxed load while the orphanage is empty
+    this->adopt(r);  // a relaxed load while the orphanage is empty
     if (b.nodes.size() >= batch_target()) [[unlikely]] retire_own(r, b);
   }
 
   // Adds `hook` to the partial batch of its birth (robust; the plain variants keep one) and returns
   // that batch.
+  // What it bounds. hyaline, hyaline_1: nothing (bounds_garbage = false): a thread stalled inside an
+  // operation keeps a reference to every batch inserted into its slot after it entered, so all
+  // garbage retired since stays. The robust variants: a thread stalled with era s keeps the batches
+  // whose minimum birth era is at most s, and each thread sorts its batches so that these hold the
+  // nodes born by s, not younger ones beside them. It fills two (detail/birth_sorted.hpp): one for
+  // the nodes born at or before the oldest era that a slot with a thread inside held when it last
+  // inserted a batch (s, once it has seen the stalled slot: no live slot stays older), and one for
+  // the younger nodes, whose batches then skip the stalled slot. So a stalled thread keeps (1) the
+  // nodes born by s and retired since (hazard eras' bound: the nodes alive at its era, at most the
+  // structure's size then plus the era_frequency allocations per thread while the clock read s); (2)
+  // per retiring thread, two batches sorted before it saw the stall (the young batch it was filling,
+  // and an old batch sorted by a threshold read from the live slots alone, before a young batch's
+  // insertion looked at the stalled slot); (3) hyaline_s: the batches inserted into its slot before
+  // the slot is seen overloaded (its threads owe stall_threshold decrements: about stall_threshold
+  // batches, plus one per thread entering it then; until then they raise its era). Each batch is
+  // k + 1 nodes, or records + 1 (more if it adopted an exited thread's partial batch). The sort
+  // separates one stalled era: with threads stalled at several, a node born between the oldest and
+  // the newest of their eras can keep a young batch whole (for those nodes the bound is one batch
+  // each, as before the sort). hyaline_s's bound needs a slot that is not overloaded to go to. A
+  // thread preempted inside an operation also makes its slot owe decrements for a while; when every
+  // slot looks overloaded a thread enters the one that owes least, and a stalled thread's slot owes
+  // more with every batch it holds, so it is chosen last, but the bound then also depends on how long
+  // the others are descheduled; with k = 1, or a stalled thread in every slot, nothing is bounded. So
+  // choose k well above the number of threads that may stall or be descheduled at once (the
+  // default 32). Beside what a stalled thread holds, each thread keeps two partial batches (fewer
+  // than k + 1, or records + 1, nodes each; the plain variants one).
+  // With an amortized free policy the freeable list is bounded only while the retire rate stays
+  // within the policy's K, so bounds_garbage = robust && free_policy::bounded.
+  // The paper fills one batch per thread: a batch that holds one node born before a stall is kept
+  // whole, so with a long-lived population almost every batch was (3-4x what hazard eras keep
+  // beside the same stall at 200K keys, docs/results.md).
   static partial& join_batch(record& r, core::retired_hook* hook) noexcept {
     partial& b = Robust ? r.batches.for_birth(birth_of(hook)) : r.batches.young;
     b.add(hook, birth_of(hook));
     return b;
   }
 
-  // The nodes a batch needs now: one per slot it may be pushed onto, and the reference node.
+  // The nodes a batch needs now: one per slot it may be pushed onto, and the reference node (the
+  // batch's first node, never pushed: hence the paper's minimum of slots + 1 nodes).
   std::size_t batch_target() const noexcept {
     if constexpr (shared_slots)
       return std::size_t{slot_count} + 1;
@@ -557,22 +429,47 @@ class basic_hyaline<Slots, Robust, Policies...>::domain
       return this->threads_.size() + 1;
   }
 
-  // Adopts the orphans into the partial batches, each node by its birth (claim held).
-  void adopt(record& r) noexcept {
-    core::retired_list o = this->adopt_orphans();
-    while (core::retired_hook* h = o.pop()) (void)join_batch(r, h);
-  }
-
-  // A partial batch is full: retire it, unless records were added since (it waits for more).
+  // A partial batch is full: retire it, unless records were added since (it waits for more nodes,
+  // where the paper's batch size is fixed).
   void retire_own(record& r, partial& full) {
     partial b = std::exchange(full, partial{});
     if (!retire_batch(r, b.nodes, b.min_birth)) full = std::move(b);
   }
 
   // Retires `b` (unlinked nodes) as one batch whose minimum birth era is `min_birth`; false, with
-  // nothing changed, if b is short of the slots it would meet. Claim held.
+  // nothing changed, if b is short of the slots it would meet. Claim held. Lock-free: one CAS loop
+  // per slot.
+  // Why no batch is freed while a thread that entered before its retire is still inside. A batch
+  // of a retire over n slots starts its count at -(n x A), A = 2^40 (`contribution`: more than any
+  // number of references a slot can owe; the paper's addends sum to 2^64 instead, which needs k a
+  // power of two and n fixed, where hyaline_1's n is the number of records a retire walks, which
+  // grows at run time). Each slot contributes A exactly once: when the batch skips it
+  // (nobody inside, or era too old: added at the end of the retire), when the node pushed onto it
+  // is pushed over by a later batch (the pusher adds A + r, r the threads inside at that CAS, who
+  // all entered before the push-over and will all pass the node when they leave), or when the last
+  // thread out detaches the list while the node is on top (it adds A; hyaline_1: the owner, alone
+  // in its slot, adds A to every node of its list when it leaves). A leaving thread subtracts 1
+  // from each node strictly below the top, down to its handle inclusive (the handle is the node
+  // that was on top when it entered): these are exactly the nodes that were pushed over while it
+  // was inside, i.e. exactly those for which it was counted in an r. So the count is zero exactly
+  // when all n contributions are in and every counted thread has passed. A thread T
+  // inside slot s when the batch's node x is pushed onto s keeps it nonzero: x is either on top
+  // (s's contribution is missing: it needs a push-over, which counts T, or a detach, which needs T
+  // to leave) or was pushed over while T was inside (T was counted and has not passed). A slot
+  // skipped because its count was zero had nobody inside at the retirer's RMW on its head; a thread
+  // entering later makes its entering RMW on that head after the retirer's in its modification
+  // order, which synchronizes (seq_cst RMWs: release and acquire) so the unlinks before the retire
+  // happen before its reads. hyaline_1 checks an idle slot with a CAS that writes the same value, an
+  // RMW for the same reason; and the records a retire walks are those in the registry after a
+  // seq_cst fence F_r: a record pushed after the walk's read of the registry head is entered by a
+  // thread that runs a seq_cst fence on its first enter of that record, after its registration, so
+  // F_r precedes that fence in S and the thread's later reads see every unlink before F_r.
+  // Which nodes share a batch changes nothing in this argument: a batch goes by the minimum birth
+  // of its own nodes. The threshold that sorts them (detail/birth_sorted.hpp) is taken from the
+  // slot eras the retire reads anyway, and for a slot skipped for its era from a look at its head
+  // (a DWCAS read under hyaline_s, a relaxed load under hyaline_1s); it orders nothing.
   bool retire_batch(record& me, core::retired_list& b, era_t min_birth) {
-    // F_r: every unlink of b's nodes comes before the slot checks below (see the top).
+    // F_r: every unlink of b's nodes comes before the slot checks below.
     std::atomic_thread_fence(std::memory_order_seq_cst);
     [[maybe_unused]] record* const first_record = this->threads_.head();
     std::size_t n = slot_count;
@@ -627,7 +524,7 @@ class basic_hyaline<Slots, Robust, Policies...>::domain
         return false;
       }
     }
-    core::word_pair seen = s.head.load();  // an RMW (see the top)
+    core::word_pair seen = s.head.load();  // an RMW (see retire_batch())
     for (;;) {
       if (seen.lo == 0) return false;
       x->slot_next = ptr_of(seen.hi);
@@ -643,7 +540,7 @@ class basic_hyaline<Slots, Robust, Policies...>::domain
   }
 
   // hyaline_1: pushes x onto o's slot if its owner is inside (era permitting). An idle slot is
-  // confirmed by a CAS that writes the value it read: an RMW (see the top). Robust: tells
+  // confirmed by a CAS that writes the value it read: an RMW (see retire_batch()). Robust: tells
   // `oldest` the era of a slot found with its owner inside.
   bool push_own(record& o, node* x, era_t min_birth,
                 [[maybe_unused]] detail::oldest_reserved& oldest) noexcept {
@@ -699,20 +596,37 @@ class basic_hyaline<Slots, Robust, Policies...>::domain
 
   // ---- robust reads
 
-  // The guard's protect() and core::region_hold's (guard_ptrs), robust variants only.
+  // The guard's protect() and core::region_hold's (guard_ptrs), robust variants only. Lock-free:
+  // it loops while the era clock moves.
+  // Why a node it returns is not freed while the thread is inside. protect(src) loads src
+  // (seq_cst), reads the clock (seq_cst), and returns if the clock equals the era the thread's slot
+  // holds for it; otherwise it publishes the clock's value into the slot (publish_era()) and goes
+  // again. So the load that returned node n came after (in S) the write of an era e >= birth(n)
+  // into the slot: e is the clock read after the load (the birth was stamped before n was
+  // published, so it is at most that), and it was written by the thread, or (hyaline_s) read by
+  // it from the slot, before the load. A retirer unlinks its nodes, runs the fence F_r, and loads
+  // each slot's era (seq_cst): if it reads a value older than the write of e, F_r precedes that
+  // write in S, hence the reader's load, which therefore sees the unlink and cannot return n;
+  // otherwise the era it reads is >= e >= birth(n) >= the batch's minimum birth, and the batch goes
+  // into the slot (if the reader is still inside: its enter RMW precedes its protect, so the
+  // retirer's head CAS, which comes after it in the head's modification order as retire_batch()
+  // shows, counts it). A stalled thread's slot era stops moving, so batches whose nodes were all
+  // born later skip it.
   template <class P>
   P protect_in_operation(record& r, const std::atomic<P>& src)
     requires Robust
   {
     era_t mine = r.era;
     for (;;) {
-      // seq_cst (the load and the clock): the argument at the top.
+      // seq_cst (the load and the clock): the argument above.
       P p = src.load(std::memory_order_seq_cst);
       const era_t now = clock_.now();
       if (now == mine) return p;
       mine = publish_era(r, now);
     }
   }
+  // hyaline_1s: a seq_cst store by the owner; hyaline_s: a seq_cst CAS that only raises the slot's
+  // era, shared by its threads.
   era_t publish_era(record& r, era_t now) noexcept {
     if constexpr (shared_slots) {
       std::atomic<era_t>& a = slots_[r.slot].access;
@@ -732,9 +646,11 @@ class basic_hyaline<Slots, Robust, Policies...>::domain
 
   // ---- flush, synchronize, barrier, exit
 
+  // flush() retires the thread's partial batches (and the orphans) at once, padded with pad_nodes
+  // up to the size the slots need.
   void flush_local(record& me) {
     holding garbage(me);
-    adopt(me);
+    this->adopt(me);
     me.batches.for_each([&](partial& left) {
       if (left.nodes.empty()) return;
       partial b = std::exchange(left, partial{});
@@ -751,20 +667,17 @@ class basic_hyaline<Slots, Robust, Policies...>::domain
     me.freeing.drain(me);
   }
 
-  bool wait_for_grace_period(record&, core::deadline d) const {
-    return this->wait_for_open_guards(d);
-  }
-
-  static void take_garbage(record& r, typename base::gathered& into) noexcept {
-    into.unsafe.splice(r.batches.take_all());
-    into.safe.splice(r.freeing.take());
-  }
-
+  // synchronize(): every outermost guard open at the call has closed (detail/batch_domain.hpp; a
+  // guard's depth closes after its leave walk). barrier(): gathers every record's partial batches
+  // and freeable list (borrowed between the owner's retires, core::garbage_claim) and the orphans,
+  // retires them as one padded batch holding a sentinel node, pushes an empty padded batch over it
+  // (so that its nodes do not wait for their slots' next retire), waits for the sentinel to be
+  // freed (every thread inside at the push has left), then waits for the guards open at that
+  // point (leaves and retires in flight, which may still owe older batches their last reference),
+  // and frees the freeable lists again.
   bool barrier_locked(record& me, core::deadline d) {
     typename base::gathered g;
-    const bool gathered = this->gather(me, g, d, [](record& r, typename base::gathered& into) {
-      return base::borrow_if_idle(r, r.claim.word, claim::free, claim::lent, into);
-    });
+    const bool gathered = this->gather_batches(me, g, d);
     this->free_now(me, std::move(g.safe));
     const std::uint64_t generation = ++barrier_generation_;  // barriers are serialized
     {
@@ -774,7 +687,7 @@ class basic_hyaline<Slots, Robust, Policies...>::domain
       sentinel->generation = generation;
       (void)me.enter();
       // no_era: pushed onto every slot with a thread inside, whatever its era, so that every
-      // earlier batch on a slot gets its contribution or waits for those threads (see the top).
+      // earlier batch on a slot gets its contribution or waits for those threads (retire_batch()).
       core::retired_list over;
       try {
         retire_padded(me, g.unsafe, detail::no_era, sentinel);
@@ -793,21 +706,8 @@ class basic_hyaline<Slots, Robust, Policies...>::domain
       if (!w.wait()) return false;
     // Leaves and retires in flight may still owe older batches their last reference.
     if (!this->wait_for_open_guards(d)) return false;
-    if constexpr (free_policy::keeps_safe_garbage) {
-      core::retired_list safe = me.freeing.take();
-      for (record* r = this->threads_.head(); r; r = decltype(this->threads_)::next_of(r)) {
-        if (r == &me || r->forgotten) continue;
-        core::waiter again(d);
-        while (!r->try_borrow(r->claim.word, claim::free, claim::lent))
-          if (!again.wait()) {
-            this->free_now(me, std::move(safe));
-            return false;
-          }
-        safe.splice(r->freeing.take());
-        r->give_back(r->claim.word, claim::lent, claim::free);
-      }
-      this->free_now(me, std::move(safe));
-    }
+    if constexpr (free_policy::keeps_safe_garbage)
+      if (!this->free_freeable(me, d)) return false;
     return gathered;
   }
 
@@ -842,12 +742,13 @@ class basic_hyaline<Slots, Robust, Policies...>::domain
     }
   }
 
-  // Thread exit (possibly inside guards): leave the slot, retire the partial batches (padded), or
-  // if no memory is left for the padding hand them over (the next retire adopts them).
+  // Thread exit (possibly inside guards): leave the slot, retire the partial batches (padded as
+  // flush() does), or if no memory is left for the padding (exit must not throw) hand them over:
+  // the next retire of any thread adopts them (safe: retiring later only counts more threads).
   void on_thread_exit(record& r) noexcept {
     holding garbage(r);
     if (r.level() != 0) leave_slot(r);
-    adopt(r);
+    this->adopt(r);
     core::retired_list unretired;  // one list: the record reserves one orphan header
     r.batches.for_each([&](partial& left) {
       if (left.nodes.empty()) return;
@@ -886,7 +787,8 @@ class basic_hyaline<Slots, Robust, Policies...>::guard : public core::guard_base
   guard& operator=(const guard&) = delete;
 
   // Plain variants: an acquire load (pairs with the release that published the node). Robust:
-  // the era loop (see the top); the container validates what it read as with hazard pointers.
+  // the era loop (protect_in_operation()); the container validates what it read as with hazard
+  // pointers.
   template <class P>
   P protect(const std::atomic<P>& src, unsigned /*slot*/) {
     this->check_owner();
