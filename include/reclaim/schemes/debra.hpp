@@ -43,7 +43,7 @@ struct check_every {
 };
 
 template <class... Policies>
-struct debra : core::scheme_base<debra<Policies...>> {
+struct debra : detail::epoch_scheme<debra<Policies...>> {
   using free_policy = core::find_policy_t<free_policy_kind, batch_free, Policies...>;
   static constexpr unsigned check_interval =
       core::find_policy_t<debra_check_kind, check_every<20>, Policies...>::value;
@@ -52,9 +52,6 @@ struct debra : core::scheme_base<debra<Policies...>> {
                 "debra takes a free policy and check_every<K>");
 
   static constexpr std::string_view name = "debra";
-  static constexpr reclaim::family family = reclaim::family::epoch;
-  static constexpr bool bounds_garbage = false;
-  static constexpr unsigned needs = needs_nothing;
 
   class domain;
   class guard;
@@ -71,27 +68,21 @@ struct debra_record : epoch_record<FreePolicy> {
 
 template <class... Policies>
 class debra<Policies...>::domain
-    : public detail::epoch_engine<domain, detail::debra_record<free_policy>> {
-  using engine = detail::epoch_engine<domain, detail::debra_record<free_policy>>;
+    : public detail::epoch_engine<debra, detail::debra_record<free_policy>> {
+  using engine = detail::epoch_engine<debra, detail::debra_record<free_policy>>;
   using typename engine::record;
 
  public:
-  using guard_type = debra::guard;
-  using engine::retire;  // domain.retire(node[, deleter]) from any thread
   // The pacing: one other record checked at every check_interval-th operation start.
   static constexpr unsigned pace_interval = check_interval;
-
-  domain() = default;
   ~domain() { this->shutdown(); }
 
  private:
   friend engine;
-  friend typename engine::base;
-  friend class core::region_hold<domain>;
+  friend class core::region_hold<domain>;  // names our record
 
-  void retire(record& r, core::retired_hook* node) {
+  void put_in_bag(record& r, core::retired_hook* node) {
     r.bags.push_open(node);  // tagged with the epoch of this operation (on_new_epoch())
-    r.count_retired(this->gauge_);
   }
 
   // The engine's, and a pass starts again (its checks were for the old epoch); retires from here

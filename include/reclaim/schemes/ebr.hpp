@@ -41,7 +41,7 @@ namespace reclaim {
 
 // Flavour: the name and the default advance interval. ebr and ner are the same template.
 template <class Flavour, class... Policies>
-struct basic_ebr : core::scheme_base<basic_ebr<Flavour, Policies...>> {
+struct basic_ebr : detail::epoch_scheme<basic_ebr<Flavour, Policies...>> {
   using free_policy = core::find_policy_t<free_policy_kind, batch_free, Policies...>;
   static constexpr unsigned advance_interval =
       core::find_policy_t<epoch_advance_kind, typename Flavour::default_interval,
@@ -51,9 +51,6 @@ struct basic_ebr : core::scheme_base<basic_ebr<Flavour, Policies...>> {
       "ebr/ner take a free policy and advance_every<K>");
 
   static constexpr std::string_view name = Flavour::name;
-  static constexpr reclaim::family family = reclaim::family::epoch;
-  static constexpr bool bounds_garbage = false;
-  static constexpr unsigned needs = needs_nothing;
 
   class domain;
   class guard;
@@ -74,31 +71,25 @@ using ebr = basic_ebr<detail::ebr_flavour, Policies...>;
 
 template <class Flavour, class... Policies>
 class basic_ebr<Flavour, Policies...>::domain
-    : public detail::epoch_engine<domain, detail::epoch_record<free_policy>> {
-  using engine = detail::epoch_engine<domain, detail::epoch_record<free_policy>>;
+    : public detail::epoch_engine<basic_ebr, detail::epoch_record<free_policy>> {
+  using engine = detail::epoch_engine<basic_ebr, detail::epoch_record<free_policy>>;
   using typename engine::record;
 
  public:
-  using guard_type = basic_ebr::guard;
-  using engine::retire;  // domain.retire(node[, deleter]) from any thread
   // The pacing: a full pass (the engine's try_advance()) at every advance_interval-th entry.
   static constexpr unsigned pace_interval = advance_interval;
-
-  domain() = default;
   ~domain() { this->shutdown(); }
 
  private:
   friend engine;
-  friend typename engine::base;
-  friend class core::region_hold<domain>;
+  friend class core::region_hold<domain>;  // names our record
 
   void pace(record& r, std::uint64_t e) { (void)this->try_advance(r, e); }
 
   // Tagged with the epoch of this operation at each retire: a thread that tries to advance at every
   // entry may see a new epoch at every entry, where opening a bag each time (debra) costs more.
-  void retire(record& r, core::retired_hook* node) {
+  void put_in_bag(record& r, core::retired_hook* node) {
     r.bags.push(node, r.seen_epoch, r, this->gauge_);
-    r.count_retired(this->gauge_);
   }
 };
 

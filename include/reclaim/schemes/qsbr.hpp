@@ -39,7 +39,7 @@
 namespace reclaim {
 
 template <class... Policies>
-struct qsbr : core::scheme_base<qsbr<Policies...>> {
+struct qsbr : detail::epoch_scheme<qsbr<Policies...>> {
   using free_policy = core::find_policy_t<free_policy_kind, batch_free, Policies...>;
   static constexpr unsigned advance_interval =
       core::find_policy_t<epoch_advance_kind, advance_every<64>, Policies...>::value;
@@ -48,9 +48,6 @@ struct qsbr : core::scheme_base<qsbr<Policies...>> {
       "qsbr takes a free policy and advance_every<K>");
 
   static constexpr std::string_view name = "qsbr";
-  static constexpr reclaim::family family = reclaim::family::epoch;
-  static constexpr bool bounds_garbage = false;
-  static constexpr unsigned needs = needs_nothing;
 
   class domain;
   class guard;
@@ -71,17 +68,13 @@ struct qsbr_record : epoch_record<FreePolicy> {
 
 template <class... Policies>
 class qsbr<Policies...>::domain
-    : public detail::epoch_engine<domain, detail::qsbr_record<free_policy>> {
-  using engine = detail::epoch_engine<domain, detail::qsbr_record<free_policy>>;
+    : public detail::epoch_engine<qsbr, detail::qsbr_record<free_policy>> {
+  using engine = detail::epoch_engine<qsbr, detail::qsbr_record<free_policy>>;
   using typename engine::record;
   using typename engine::base;
   static constexpr std::uint64_t offline = engine::idle;
 
  public:
-  using guard_type = qsbr::guard;
-  using engine::retire;  // domain.retire(node[, deleter]) from any thread
-
-  domain() = default;
   ~domain() { this->shutdown(); }
 
   // The calling thread will run no operation for a while: it stops holding the epoch back, and
@@ -155,12 +148,11 @@ class qsbr<Policies...>::domain
     if (e != r.seen_epoch) on_new_epoch(r, e);
   }
 
-  void retire(record& r, core::retired_hook* node) {
+  void put_in_bag(record& r, core::retired_hook* node) {
     // The tag is an epoch value read after the unlink (sequenced before this retire), and no newer
     // than what our next quiescent state reads (coherence). acquire: pairs with the CAS in
     // epoch_clock::move_on(), since push() may free a list tagged three epochs before this value.
     r.bags.push(node, this->clock_.now(std::memory_order_acquire), r, this->gauge_);
-    r.count_retired(this->gauge_);
   }
 
   // The engine's (our lists three or more epochs old, and the orphans), and the free policy's safe

@@ -27,6 +27,7 @@
 #include <atomic>
 #include <cstdint>
 
+#include "../../concepts.hpp"
 #include "../../core/domain.hpp"
 #include "../../core/grace.hpp"
 #include "../../core/region_guard.hpp"
@@ -34,6 +35,15 @@
 #include "epoch_bags.hpp"
 
 namespace reclaim::detail {
+
+// What every epoch scheme declares: its family, that it needs from a container only the start and
+// end of each operation, and that it does not bound garbage (a stalled thread stops the epoch).
+template <class Scheme>
+struct epoch_scheme : core::scheme_base<Scheme> {
+  static constexpr reclaim::family family = reclaim::family::epoch;
+  static constexpr bool bounds_garbage = false;
+  static constexpr unsigned needs = needs_nothing;
+};
 
 // What a thread of an epoch scheme shows the others, and the garbage it keeps in bags tagged with
 // epochs.
@@ -61,6 +71,12 @@ class epoch_clock {
   std::uint64_t now() const noexcept { return epoch_.load(std::memory_order_seq_cst); }
   // With a weaker order where the caller argues it.
   std::uint64_t now(std::memory_order order) const noexcept { return epoch_.load(order); }
+
+  // seq_cst RMW, for rcu, whose epoch moves by RMWs with no pass (rcu.hpp argues why): n = 0
+  // reads it at the head of a release sequence, n = 1 advances it.
+  std::uint64_t fetch_add(std::uint64_t n) noexcept {
+    return epoch_.fetch_add(n, std::memory_order_seq_cst);
+  }
 
   // Announces the current epoch in `slot` and returns it once a re-read agrees ((1) above); `was`
   // gets what the slot held before. The exchange is a full fence (seq_cst RMW): the announcement
@@ -144,24 +160,26 @@ struct epoch_record : core::thread_record<FreePolicy>, epoch_state {
   void destroy_garbage() noexcept { bags.destroy_all(); }
 };
 
-// The domain of an epoch scheme (CRTP). Derived provides its pacing: pace_interval and pace(r, e),
-// called at one operation start in pace_interval with the epoch announced, and retire(r, node).
-// It may hide on_new_epoch() to do more there, and qsbr, which announces at quiescent states and
-// not at operation starts, hides the hooks of operations, barrier, flush and exit as well.
-template <class Derived, class Record>
-class epoch_engine : public core::domain_base<Derived, Record> {
+// The domain of an epoch scheme, Scheme::domain (CRTP), which befriends the engine and provides its
+// pacing: pace_interval and pace(r, e), called at one operation start in pace_interval with the
+// epoch announced, and put_in_bag(r, node), a retire's tagging. It may hide on_new_epoch() to do
+// more there, and qsbr, which announces at quiescent states and not at operation starts, hides the
+// hooks of operations, barrier, flush and exit as well.
+template <class Scheme, class Record>
+class epoch_engine : public core::domain_base<typename Scheme::domain, Record> {
+  using Derived = typename Scheme::domain;
+
  protected:
   using record = Record;
   using base = core::domain_base<Derived, Record>;
   static constexpr std::uint64_t idle = epoch_state::idle, lent = epoch_state::lent;
 
  public:
+  using guard_type = typename Scheme::guard;
   static constexpr bool grace_periods = true;
   // Each flush_local() advances the epoch once if no thread holds it back (domain_base::detach()).
   static constexpr unsigned exit_flushes = epoch_bags::lag;
-  // domain.retire(node[, deleter]) from any thread; Derived, whose retire(record, node) hides it,
-  // says using engine::retire.
-  using base::retire;
+  using base::retire;  // domain.retire(node[, deleter]) from any thread
 
  protected:
   friend base;
@@ -191,6 +209,11 @@ class epoch_engine : public core::domain_base<Derived, Record> {
     // release: our reads of nodes in this operation happen before a pass that sees us idle
     // (all_allow()) lets the epoch move on towards freeing them.
     r.announce.store(idle, std::memory_order_release);
+  }
+
+  void retire(Record& r, core::retired_hook* node) {
+    self().put_in_bag(r, node);
+    r.count_retired(this->gauge_);
   }
 
   // The thread sees epoch e (its operation announced it, or it read it after an advance): frees
