@@ -60,8 +60,7 @@ std::uint64_t progress_of(const reclaim::stats& s) {
 // their own garbage pending.
 template <class S>
 constexpr bool reclaims_only_on_retires = [] {
-  if constexpr (requires { S::epochs; })
-    if constexpr (S::epochs) return true;
+  if constexpr (S::name == "epoch_pop") return true;
   return requires { S::empty_frequency; } || S::family == reclaim::family::neutralization;
 }();
 

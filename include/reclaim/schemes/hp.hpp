@@ -27,9 +27,11 @@
 //                     kept to measure the difference)
 //   scan_threshold<B, P>  when a thread scans: once B + P x H nodes wait, H the domain's hazard
 //                     slots (default <100, 2>)
-//   epochs_first      epoch_pop (epoch_pop.hpp): operations also announce an epoch, garbage is
-//                     freed by the epoch while it advances, and by a hazard scan only when it does
-//                     not
+//   a keeper          what a record keeps its garbage in between scans, and what its operations
+//                     add to the slots (hp_keeper_kind): hp's retired list (hazard_list, the
+//                     default), or epoch_pop's epochs (epochs_first, epoch_pop.hpp: operations also
+//                     announce an epoch, garbage is freed by the epoch while it advances, and by a
+//                     hazard scan only when it does not)
 //   slots<K>, and a free policy
 //
 // Needs from a container: every dereferenced pointer protected in a slot and validated (reads
@@ -69,7 +71,6 @@
 #include "../core/sorted_snapshot.hpp"
 #include "../free/batch.hpp"
 #include "../policies.hpp"
-#include "detail/epoch_bags.hpp"
 
 namespace reclaim {
 
@@ -124,10 +125,74 @@ struct scan_threshold {
   static constexpr std::size_t per_slot = PerSlot;
 };
 
-// epoch_pop's epoch fast path (epoch_pop.hpp); only with Publish-on-Ping's fence.
-struct hp_epochs_kind {};
-struct epochs_first {
-  using policy_kind = hp_epochs_kind;
+// The extension point of the family: what a record keeps its garbage in, and what a record's
+// activity adds to the slots. A keeper G is a policy (of kind hp_keeper_kind) with static hooks
+// that hp's domain calls (G is its friend):
+//   G::name             the scheme's name, or empty for the fence's
+//   G::fits<Fence>      whether it works with that fence
+//   G::part             what each record keeps (in its `kept`): orphan_batches, destroy_all()
+//   G::shared           what the domain keeps (in its `shared_`)
+//   G::activate(d, r)   the record's first guard or holding protection begins (after the fence's
+//                       activation, for the POP schemes only): it must end with a full fence
+//   G::deactivate(r)    its last one ends
+//   G::retire(d, r, node), G::retire_outside_guard(d, r, node): a retire inside a guard, or through
+//                       a protection outside any
+//   G::scan(d, r, safe) a scan over what r keeps and the orphans: what no hazard protects to safe
+//   G::take_all(r, list), G::hand_over(d, r), G::forget(r), G::stamp(d): a barrier's borrow,
+//                       thread exit, a forgotten thread, and the age of what a barrier leaves
+struct hp_keeper_kind {};
+
+// hp's own keeper: one retired list per record, scanned when it holds R nodes.
+struct hazard_list {
+  using policy_kind = hp_keeper_kind;
+  static constexpr std::string_view name{};
+  template <class Fence>
+  static constexpr bool fits = true;
+  struct part {
+    static constexpr unsigned orphan_batches = 1;
+    core::retired_list retired;
+    void destroy_all() noexcept { retired.destroy_all(); }
+  };
+  struct shared {};
+
+  // No RMW of our own at activation: a fence (pairs with the fence at the start of
+  // fence::heavy()).
+  template <class Domain, class Record>
+  static void activate(Domain&, Record&) noexcept {
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+  }
+  template <class Record>
+  static void deactivate(Record&) noexcept {}
+
+  template <class Domain, class Record>
+  static void retire(Domain& d, Record& r, core::retired_hook* node) {
+    r.kept.retired.push(node);
+    if (r.kept.retired.size() >= d.scan_threshold()) [[unlikely]] d.scan(r);
+  }
+  template <class Domain, class Record>
+  static void retire_outside_guard(Domain& d, Record& r, core::retired_hook* node) {
+    d.retire(r, node);
+  }
+  template <class Domain, class Record>
+  static void scan(Domain& d, Record& r, core::retired_list& safe) {
+    r.kept.retired.splice(d.adopt_orphans());
+    d.take_unprotected(r, r.kept.retired, safe);
+  }
+
+  template <class Record>
+  static void take_all(Record& r, core::retired_list& into) noexcept {
+    into.splice(std::move(r.kept.retired));
+  }
+  template <class Domain, class Record>
+  static void hand_over(Domain& d, Record& r) noexcept {
+    d.orphan(r, std::move(r.kept.retired));
+  }
+  template <class Record>
+  static void forget(Record&) noexcept {}
+  template <class Domain>
+  static std::uint64_t stamp(const Domain&) noexcept {
+    return 0;
+  }
 };
 
 template <class... Policies>
@@ -137,28 +202,27 @@ struct hp : core::scheme_base<hp<Policies...>> {
                                              Policies...>::type;
   using scanner = typename core::find_policy_t<hp_scan_kind, scan_policy<sorted_scan>,
                                             Policies...>::type;
-  static constexpr bool epochs =
-      (std::is_same_v<typename Policies::policy_kind, hp_epochs_kind> || ...);
+  using keeper = core::find_policy_t<hp_keeper_kind, hazard_list, Policies...>;
   static constexpr unsigned slot_count =
       core::find_policy_t<slots_kind, slots<4>, Policies...>::value;
   using threshold = core::find_policy_t<hp_threshold_kind, scan_threshold<100, 2>, Policies...>;
   static_assert((core::known_kinds<free_policy_kind, slots_kind, fence_kind, hp_scan_kind,
-                                   hp_threshold_kind, hp_epochs_kind,
+                                   hp_threshold_kind, hp_keeper_kind,
                                    signal_kind>::template contains<Policies> &&
                  ...),
                 "hp takes a free policy, slots<K>, fence_policy<F>, scan_policy<S>, "
-                "scan_threshold<Base, PerSlot>, and for hazard_pop and epoch_pop rt_signal<K> or "
-                "signal_number<N>");
+                "scan_threshold<Base, PerSlot>, a keeper, and for hazard_pop and epoch_pop "
+                "rt_signal<K> or signal_number<N>");
   // The signal is the ping's: hazard_pop<rt_signal<K>> builds its fence from it.
   static_assert(!(std::is_same_v<typename Policies::policy_kind, signal_kind> || ...) ||
                     fence::scheme_name == "hazard_pop",
                 "a signal policy is for hazard_pop and epoch_pop, whose readers answer pings");
-  static_assert(!epochs || fence::scheme_name == "hazard_pop",
-                "epochs_first is epoch_pop's: it falls back to Publish-on-Ping's scans (use "
-                "reclaim::epoch_pop<>)");
+  static_assert(keeper::template fits<fence>,
+                "the keeper does not work with this fence (epochs_first is epoch_pop's: it falls "
+                "back to Publish-on-Ping's scans; use reclaim::epoch_pop<>)");
 
-  static constexpr std::string_view name = epochs ? std::string_view("epoch_pop")
-                                                  : std::string_view(fence::scheme_name);
+  static constexpr std::string_view name =
+      keeper::name.empty() ? std::string_view(fence::scheme_name) : keeper::name;
   static constexpr reclaim::family family = reclaim::family::pointer;
   // R + H per thread bounds what waits for a scan; the free policy decides whether what a scan
   // proved safe is freed within a bound too (batch_free: yes; amortized: not at any retire rate).
@@ -173,24 +237,10 @@ struct hp : core::scheme_base<hp<Policies...>> {
 
 namespace detail {
 
-// epoch_pop's part of a record: the announcement other threads' passes read, and the garbage,
-// in bags tagged with the epoch they were retired in (epoch_pop.hpp).
-struct hp_epoch_part {
-  static constexpr std::uint64_t quiescent_bit = 1;
-  // Read by other threads' passes: (epoch << 1) | quiescent.
-  alignas(core::cache_line) std::atomic<std::uint64_t> announce{quiescent_bit};
-  // Owner only (or a barrier that borrowed the record).
-  std::uint64_t seen_epoch = 0;
-  epoch_bags bags;
-  std::size_t next_attempt = 0;  // bags.size() at which the next retire tries the epoch
-  std::uint64_t epoch_at_last_attempt = 0;  // an attempt that finds it unchanged: the epoch is stuck
-};
-struct no_epoch_part {};
-
-template <class FreePolicy, unsigned K, class Fence, class Scan, bool Epochs>
+template <class FreePolicy, unsigned K, class Fence, class Scan, class Keeper>
 struct hp_record : core::thread_record<FreePolicy> {
-  // An exited thread hands its bags over with their tags under epoch_pop.
-  static constexpr unsigned orphan_batches = Epochs ? epoch_bags::count : 1;
+  // What an exited thread hands over (epoch_pop: its bags, each with its tag).
+  static constexpr unsigned orphan_batches = Keeper::part::orphan_batches;
 
   // Read by other threads' scans: the outermost guard's K slots, blocks for nested guards, and the
   // slots that protections own; and what the fence keeps per record.
@@ -200,14 +250,10 @@ struct hp_record : core::thread_record<FreePolicy> {
   // Written by the owner around each retire, read by a barrier (core::garbage_claim).
   alignas(core::cache_line) core::garbage_claim claim;
   // Owner only (or a barrier that borrowed the record).
-  core::retired_list retired;  // hp (unused under epoch_pop, whose garbage is in its bags)
+  typename Keeper::part kept;  // the garbage (hp: a retired list; epoch_pop: tagged bags)
   typename Scan::snapshot snapshot;  // reused across scans: no allocation in steady state
-  [[no_unique_address]] std::conditional_t<Epochs, hp_epoch_part, no_epoch_part> ep;
 
-  void destroy_garbage() noexcept {
-    retired.destroy_all();
-    if constexpr (Epochs) ep.bags.destroy_all();
-  }
+  void destroy_garbage() noexcept { kept.destroy_all(); }
 };
 
 }  // namespace detail
@@ -215,8 +261,8 @@ struct hp_record : core::thread_record<FreePolicy> {
 template <class... Policies>
 class hp<Policies...>::domain
     : public core::domain_base<domain,
-                               detail::hp_record<free_policy, slot_count, fence, scanner, epochs>> {
-  using record = detail::hp_record<free_policy, slot_count, fence, scanner, epochs>;
+                               detail::hp_record<free_policy, slot_count, fence, scanner, keeper>> {
+  using record = detail::hp_record<free_policy, slot_count, fence, scanner, keeper>;
   using block = core::slot_block<const void*, slot_count>;
   using base = core::domain_base<domain, record>;
   using claim = core::garbage_claim;
@@ -253,6 +299,7 @@ class hp<Policies...>::domain
  private:
   friend struct hp::slot_hooks;
   friend base;
+  friend keeper;
   using slot = std::atomic<const void*>;
 
   template <class P>
@@ -317,25 +364,17 @@ class hp<Policies...>::domain
   }
 
   // The record's first guard or holding protection begins. Under the POP schemes it becomes active
-  // (pinged by scans from here on, core/ping.hpp), fenced before any re-read: under epoch_pop by
-  // the epoch's announcement, whose exchange is a full fence, otherwise by a fence of its own
-  // (pairs with the fence at the start of fence::heavy()). The other strategies keep no activity.
+  // (pinged by scans from here on, core/ping.hpp), fenced before any re-read by the keeper's
+  // activation (a fence, or epoch_pop's announcement, whose exchange is one). The other strategies
+  // keep no activity.
   void activate(record& r) noexcept {
     if (!fence::activate(r.fence)) return;
-    if constexpr (epochs)
-      announce_epoch(r);
-    else
-      std::atomic_thread_fence(std::memory_order_seq_cst);
+    keeper::activate(*this, r);
   }
   // Its last one ends, every slot it used cleared.
   static void deactivate(record& r) noexcept {
     if (!fence::deactivate(r.fence)) return;
-    if constexpr (epochs) {
-      // release: our reads of nodes in this operation happen before a pass that sees us
-      // quiescent (seq_cst loads in try_advance()) lets the epoch advance towards freeing them.
-      r.ep.announce.store((r.ep.seen_epoch << 1) | detail::hp_epoch_part::quiescent_bit,
-                          std::memory_order_release);
-    }
+    keeper::deactivate(r);
   }
 
   // The block of nesting level `level`, allocated the first time a thread nests that deep (a
@@ -363,36 +402,20 @@ class hp<Policies...>::domain
   void retire(record& r, core::retired_hook* node) {
     holding garbage(r);
     r.count_retired(this->gauge_);
-    if constexpr (epochs) {
-      r.ep.bags.push_open(node);  // tagged with the epoch our operation announced (or later)
-      if (r.ep.bags.size() >= r.ep.next_attempt) [[unlikely]] reclaim_epoch_first(r);
-    } else {
-      r.retired.push(node);
-      if (r.retired.size() >= scan_threshold()) [[unlikely]] scan(r);
-    }
+    keeper::retire(*this, r, node);
+  }
+  // A retire through a protection, outside any guard (epoch_pop's runs in an operation).
+  void retire_outside_guard(record& r, core::retired_hook* node) {
+    keeper::retire_outside_guard(*this, r, node);
   }
 
   // A scan: the free policy gets every node of ours (and of exited threads) that no hazard
   // protects now.
   void scan(record& r) {
-    if constexpr (epochs) {
-      core::retired_list all = this->adopt_orphans();
-      r.ep.bags.take_all(all);
-      core::retired_list safe;
-      take_unprotected(r, all, safe);
-      // The kept nodes get a tag no older than any of theirs: every tag was at most the epoch
-      // when its node was retired, and the epoch only grows. seq_cst: as in announce_epoch().
-      const std::uint64_t e = epoch_.load(std::memory_order_seq_cst);
-      while (core::retired_hook* node = all.pop()) r.ep.bags.push(node, e, r, this->gauge_);
-      core::counters::add(r.ctr.scans, 1);
-      r.release_safe(std::move(safe), this->gauge_);
-    } else {
-      r.retired.splice(this->adopt_orphans());
-      core::retired_list safe;
-      take_unprotected(r, r.retired, safe);
-      core::counters::add(r.ctr.scans, 1);
-      r.release_safe(std::move(safe), this->gauge_);
-    }
+    core::retired_list safe;
+    keeper::scan(*this, r, safe);
+    core::counters::add(r.ctr.scans, 1);
+    r.release_safe(std::move(safe), this->gauge_);
   }
 
   // f(hazard) for every hazard published in the domain (acquire loads: pair with the release in
@@ -436,81 +459,6 @@ class hp<Policies...>::domain
     });
   }
 
-  // ---- epoch_pop's epoch (epoch_pop.hpp says why a node tagged e is safe at e + 3)
-
-  // The outermost guard's announcement, as debra's: announce the epoch read, then re-read it
-  // until the two agree, so that a pass that missed the announcement precedes it in S.
-  void announce_epoch(record& r) requires epochs {
-    // seq_cst loads and exchange: the order S of the argument; the exchange is a full fence, so
-    // the announcement is visible before the operation's first read of a shared pointer.
-    std::uint64_t e = epoch_.load(std::memory_order_seq_cst);
-    r.ep.announce.exchange(e << 1, std::memory_order_seq_cst);
-    for (std::uint64_t now; (now = epoch_.load(std::memory_order_seq_cst)) != e;) {
-      e = now;
-      r.ep.announce.exchange(e << 1, std::memory_order_seq_cst);
-    }
-    if (e != r.ep.seen_epoch) [[unlikely]] on_new_epoch(r, e);
-  }
-
-  // Frees every bag three epochs old, and the orphans by the same rule; retires from here on are
-  // tagged e.
-  [[gnu::noinline]] void on_new_epoch(record& r, std::uint64_t e) requires epochs {
-    holding garbage(r);
-    r.saw_new_epoch(r.ep.bags.size());
-    r.ep.seen_epoch = e;
-    r.ep.bags.collect(e, r, this->gauge_);
-    r.ep.bags.open(e, r, this->gauge_);
-    this->free_safe_orphans(r, [e](std::uint64_t tag) { return detail::epoch_bags::safe(tag, e); });
-  }
-
-  // The garbage reached the next attempt: try to advance the epoch (a pass over every record) and
-  // free what that makes safe. Scan instead only when we hold R and the epoch is stuck (it has not
-  // moved since our last attempt, this one included: a thread stalls inside an operation of an old
-  // epoch), or when we hold 2R whatever the epoch does. So while no thread stalls no scan runs and
-  // no signal is sent, and the garbage stays below 2R + H per thread in any case (R + R/16 + H
-  // while a thread stalls). Attempts begin at R/4 and come every R/16 retires (one falls on R): a
-  // node is freed three epochs after its retire, so the epoch must move several times per R
-  // retires for the garbage to stay below R without scans.
-  [[gnu::noinline]] void reclaim_epoch_first(record& r) requires epochs {
-    const std::size_t threshold = scan_threshold();
-    if (r.ep.bags.size() < 2 * threshold) {
-      try_advance(r);
-      // seq_cst: as in announce_epoch(); a later tag for later retires is only safer.
-      const std::uint64_t e = epoch_.load(std::memory_order_seq_cst);
-      if (e != r.ep.seen_epoch) on_new_epoch(r, e);
-    }
-    const std::uint64_t now = epoch_.load(std::memory_order_relaxed);
-    const bool stuck = now == std::exchange(r.ep.epoch_at_last_attempt, now);
-    const std::size_t held = r.ep.bags.size();
-    if (held >= 2 * threshold || (stuck && held >= threshold)) scan(r);
-    const std::size_t left = r.ep.bags.size(), step = std::max<std::size_t>(1, threshold / 16);
-    std::size_t next = std::max(threshold / 4, left + step);
-    if (left < threshold) next = std::min(next, threshold);
-    r.ep.next_attempt = std::min(next, 2 * threshold);
-  }
-
-  // Every record quiescent or announcing the current epoch e: e -> e+1. Records registered after
-  // the pass began read the epoch after their registration, so they announce e or later.
-  bool try_advance(record& r) requires epochs {
-    const std::uint64_t e = epoch_.load(std::memory_order_seq_cst);
-    for (const record* other = this->threads_.head(); other;
-         other = decltype(this->threads_)::next_of(other)) {
-      // seq_cst: pairs with the exchange in announce_epoch(); acquire part: a quiescent
-      // announcement carries the other thread's completed reads (release in close()).
-      const std::uint64_t a = other->ep.announce.load(std::memory_order_seq_cst);
-      if ((a & detail::hp_epoch_part::quiescent_bit) == 0 && (a >> 1) != e) return false;
-    }
-    std::uint64_t expected = e;
-    // seq_cst: release publishes what the pass saw (the others' reads done) to whoever reads the
-    // new epoch (announce_epoch()), in the order S with those loads.
-    if (epoch_.compare_exchange_strong(expected, e + 1, std::memory_order_seq_cst,
-                                       std::memory_order_relaxed))
-      r.count_epoch_advance(e + 1);
-    return true;
-  }
-
-  // ----
-
   // An operation here is an outermost guard: see core::domain_base::wait_for_open_guards. Under
   // the asymmetric strategies a reader's guard depth is published as its slots are, without a
   // fence, so the heavy side runs first, as before a scan: either a reader's depth is visible, or
@@ -521,8 +469,7 @@ class hp<Policies...>::domain
   }
 
   static void take_garbage(record& r, typename base::gathered& into) noexcept {
-    into.unsafe.splice(std::move(r.retired));
-    if constexpr (epochs) r.ep.bags.take_all(into.unsafe);
+    keeper::take_all(r, into.unsafe);
     into.safe.splice(r.freeing.take());
   }
 
@@ -541,11 +488,9 @@ class hp<Policies...>::domain
       if (g.unsafe.empty() || !w.wait()) break;
       take_unprotected(me, g.unsafe, g.safe);
     }
-    // Only what no one protects any more is safe: the rest waits in the orphanage (under
-    // epoch_pop stamped with the epoch now, no older than any of its nodes' tags).
-    std::uint64_t stamp = 0;
-    if constexpr (epochs) stamp = epoch_.load(std::memory_order_seq_cst);
-    return this->finish_barrier(me, g, done && g.unsafe.empty(), stamp);
+    // Only what no one protects any more is safe: the rest waits in the orphanage, stamped by the
+    // keeper (epoch_pop: with the epoch now, no older than any of its nodes' tags).
+    return this->finish_barrier(me, g, done && g.unsafe.empty(), keeper::stamp(*this));
   }
 
   // A barrier waits for the nodes a scan found protected. Those that the calling thread's own slots
@@ -579,24 +524,17 @@ class hp<Policies...>::domain
   // goes to the orphanage is only what other threads still protect (at most H nodes); without it,
   // threads that retire fewer than R nodes each and exit would pile up unbounded garbage that no
   // scan ever looks at. A protection still owning a slot now was leaked (its guard_ptr's
-  // thread_local or stack lifetime has ended): its slot is cleared and stays taken. Under
-  // epoch_pop the bags go with their tags, and the thread leaves any operation it was in.
+  // thread_local or stack lifetime has ended): its slot is cleared and stays taken. The keeper
+  // hands the rest over (epoch_pop: the bags with their tags) and then lets the record go idle
+  // (epoch_pop: it leaves any operation it was in).
   void on_thread_exit(record& r) noexcept {
     holding garbage(r);
     r.hazards.for_each_owned(clear<block>);
     r.owned.for_each_owned(clear<typename decltype(r.owned)::block>);
     scan(r);
-    if constexpr (epochs) {
-      r.ep.bags.hand_over([&](core::retired_list&& bag, std::uint64_t tag) {
-        this->orphan(r, std::move(bag), tag);
-      });
-    } else {
-      this->orphan(r, std::move(r.retired));
-    }
+    keeper::hand_over(*this, r);
     r.freeing.drain(r);
-    if constexpr (epochs)
-      r.ep.announce.store((r.ep.seen_epoch << 1) | detail::hp_epoch_part::quiescent_bit,
-                          std::memory_order_release);
+    keeper::deactivate(r);
     fence::leave(r.fence);
   }
 
@@ -607,15 +545,12 @@ class hp<Policies...>::domain
     r.hazards.for_each_owned(clear<block>);
     r.owned.for_each_owned(clear<typename decltype(r.owned)::block>);
     fence::forget(r.fence);
-    if constexpr (epochs)
-      r.ep.announce.store((r.ep.seen_epoch << 1) | detail::hp_epoch_part::quiescent_bit,
-                          std::memory_order_relaxed);
+    keeper::forget(r);
   }
 
   // Hazard slots beyond each record's first block: nested guards' blocks and protections' pools.
   std::atomic<std::size_t> extra_slots_{0};
-  // epoch_pop's global epoch (unused by the others).
-  alignas(core::cache_line) std::atomic<std::uint64_t> epoch_{1};
+  [[no_unique_address]] typename keeper::shared shared_;  // epoch_pop: the global epoch
 };
 
 // hp's part of its guard and of its owned protection (hp::protection, what a reclaim::guard_ptr
@@ -684,17 +619,12 @@ struct hp<Policies...>::slot_hooks {
   static void retire(domain& d, record& r, core::retired_hook* node) { d.retire(r, node); }
   // hp's retire needs no operation around it, but the free policy gets its turn first, as when a
   // guard opens (guard_ptr users may never open a guard; an amortized policy would then never
-  // free what scans found). Under epoch_pop the retire runs inside an operation (its tag is the
-  // epoch announced). Never throws: the scan it may run needs no memory it cannot get.
+  // free what scans found); the keeper says what else it needs (epoch_pop: an operation, whose
+  // announced epoch tags the node). Never throws: the scan it may run needs no memory it cannot
+  // get.
   static void retire_outside_guard(domain& d, record& r, core::retired_hook* node) noexcept {
     core::garbage_claim::free_policy_step(r);
-    if constexpr (epochs) {
-      (void)d.enter(r);
-      d.retire(r, node);
-      domain::close(r);
-    } else {
-      d.retire(r, node);
-    }
+    d.retire_outside_guard(r, node);
   }
 };
 

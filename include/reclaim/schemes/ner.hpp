@@ -1,9 +1,9 @@
 // ner: "new epoch-based reclamation" (Hart, McKenney, Demke Brown, Walpole, JPDC 2007).
 //
-// What it is. ebr (ebr.hpp, where the machinery and its memory-ordering argument live) with one
-// change: a thread tries to advance the epoch, a pass over every record, only once every K region
-// entries (advance_every<K>, default 100 as in paper 003's evaluation) instead of ebr's 64
-// (Fraser's original tries on every entry).
+// What it is. ebr (ebr.hpp; the machinery and its memory-ordering argument are the epoch engine's,
+// detail/epoch_engine.hpp) with one change: a thread tries to advance the epoch, a pass over every
+// record, only once every K region entries (advance_every<K>, default 100 as in paper 003's
+// evaluation) instead of ebr's 64 (Fraser's original tries on every entry).
 //
 // When to use it. As ebr, when threads are many or operations short enough that the pass on every
 // entry dominates; the price is up to 3 x K operations' garbage per thread even when no thread

@@ -26,22 +26,20 @@
 // classic formulation does). Lists of exited (or offline) threads keep their tags in the
 // orphanage, and any live thread frees them at tag + 3; the free policy is a parameter.
 #pragma once
-#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <string_view>
 
 #include "../concepts.hpp"
-#include "../core/domain.hpp"
 #include "../core/policy.hpp"
 #include "../core/region_guard.hpp"
 #include "../free/batch.hpp"
-#include "detail/epoch_bags.hpp"
+#include "detail/epoch_engine.hpp"
 
 namespace reclaim {
 
 template <class... Policies>
-struct qsbr : core::scheme_base<qsbr<Policies...>> {
+struct qsbr : detail::epoch_scheme<qsbr<Policies...>> {
   using free_policy = core::find_policy_t<free_policy_kind, batch_free, Policies...>;
   static constexpr unsigned advance_interval =
       core::find_policy_t<epoch_advance_kind, advance_every<64>, Policies...>::value;
@@ -50,9 +48,6 @@ struct qsbr : core::scheme_base<qsbr<Policies...>> {
       "qsbr takes a free policy and advance_every<K>");
 
   static constexpr std::string_view name = "qsbr";
-  static constexpr reclaim::family family = reclaim::family::epoch;
-  static constexpr bool bounds_garbage = false;
-  static constexpr unsigned needs = needs_nothing;
 
   class domain;
   class guard;
@@ -62,42 +57,24 @@ struct qsbr : core::scheme_base<qsbr<Policies...>> {
 
 namespace detail {
 template <class FreePolicy>
-struct qsbr_record : core::thread_record<FreePolicy> {
-  // The announcement of an offline record (never used, released, or thread_offline()). The epoch
-  // starts at 1 and only grows, so no announced epoch is 0.
-  static constexpr std::uint64_t offline = 0;
-  static constexpr unsigned orphan_batches = epoch_bags::count;
-
-  // Read by other threads' advance attempts: the epoch seen at the last quiescent state.
-  alignas(core::cache_line) std::atomic<std::uint64_t> announce{offline};
+struct qsbr_record : epoch_record<FreePolicy> {
   // Read by a barrier: the last epoch at which the owner freed its lists three epochs old (and
   // drained its free policy, while a barrier runs).
   std::atomic<std::uint64_t> collected{0};
-  // Owner only.
-  alignas(core::cache_line) std::uint64_t local_epoch = 0;  // the value announced
+  // Owner only. Offline (never used, released, or thread_offline()), the record announces idle.
   bool online = false;
-  epoch_bags bags;
-  unsigned states_since_attempt = 0;
-
-  void destroy_garbage() noexcept { bags.destroy_all(); }
 };
 }  // namespace detail
 
 template <class... Policies>
 class qsbr<Policies...>::domain
-    : public core::domain_base<domain, detail::qsbr_record<free_policy>> {
-  using record = detail::qsbr_record<free_policy>;
-  using base = core::domain_base<domain, record>;
-  static constexpr std::uint64_t offline = record::offline;
+    : public detail::epoch_engine<qsbr, detail::qsbr_record<free_policy>> {
+  using engine = detail::epoch_engine<qsbr, detail::qsbr_record<free_policy>>;
+  using typename engine::record;
+  using typename engine::base;
+  static constexpr std::uint64_t offline = engine::idle;
 
  public:
-  using guard_type = qsbr::guard;
-  static constexpr bool grace_periods = true;
-  // Each flush_local() advances the epoch once if no thread holds it back (domain_base::detach()).
-  static constexpr unsigned exit_flushes = detail::epoch_bags::lag;
-  using base::retire;  // domain.retire(node[, deleter]) from any thread
-
-  domain() = default;
   ~domain() { this->shutdown(); }
 
   // The calling thread will run no operation for a while: it stops holding the epoch back, and
@@ -111,8 +88,9 @@ class qsbr<Policies...>::domain
   }
 
  private:
-  friend class core::region_hold<domain>;
+  friend engine;
   friend base;
+  friend class core::region_hold<domain>;
 
   // The fast path: a branch on an owner-only flag.
   record& begin(record& r) {
@@ -126,10 +104,6 @@ class qsbr<Policies...>::domain
     if (r.leave()) quiescent_state(r);
   }
 
-  // In a child of fork(): r's thread does not exist here (core/registry.hpp). Offline, it holds no
-  // grace period back.
-  void forget_thread(record& r) noexcept { r.announce.store(offline, std::memory_order_relaxed); }
-
   // Why a list tagged t is safe at t+3. X unlinks n, then reads the epoch: t. X's announcements
   // before that were of epochs it read earlier, so <= t (read-read coherence); the epoch reaches
   // t+2 only after a scan saw X announce t+1 or go offline, both stores after the unlink (release;
@@ -140,64 +114,51 @@ class qsbr<Policies...>::domain
   // before the scan, the CAS, and the free by whoever reads t+3 (acquire). A record that comes
   // online during the scan: see go_online().
   void quiescent_state(record& r) noexcept {
-    // seq_cst: the scanner's view of the epoch must be in the order S (go_online()); it is a plain
-    // load on x86. Acquire part: pairs with the CAS in try_advance(), so that what its scan saw
-    // (every retirer of lists we free passed a later quiescent state) happens before our frees.
-    std::uint64_t e = epoch_.load(std::memory_order_seq_cst);
+    // seq_cst and acquire: epoch_clock::now(); it is a plain load on x86.
+    std::uint64_t e = this->clock_.now();
     pass_quiescent_state(r, e);
-    if (++r.states_since_attempt >= advance_interval) [[unlikely]] {
-      r.states_since_attempt = 0;
-      try_advance(r, e);
+    if (++r.paced >= advance_interval) [[unlikely]] {
+      r.paced = 0;
+      this->try_advance(r, e);
     }
   }
 
   // An online thread outside any operation, which read the epoch e.
   void pass_quiescent_state(record& r, std::uint64_t e) noexcept {
-    if (e != r.local_epoch) [[unlikely]] {
+    if (e != r.seen_epoch) [[unlikely]] {
       // release: this operation's reads happen before a scan that reads this value (seq_cst load
-      // in can_advance()). Only the first store of a value matters (the argument above), so an
-      // unchanged epoch stores nothing.
+      // in epoch_clock::all_allow()). Only the first store of a value matters (the argument
+      // above), so an unchanged epoch stores nothing.
       r.announce.store(e, std::memory_order_release);
       on_new_epoch(r, e);
     }
   }
 
-  // A thread coming online announces before its first read, then re-reads the epoch until it finds
-  // the value it announced, e. A scan that misses the announcement (its seq_cst load precedes our
-  // exchange in S) precedes our re-read too, and the scanner read its epoch before scanning; so the
-  // scans that miss us are for epochs <= e and can allow at most e -> e+1, which a quiescent state
-  // at e allows anyway: we are exactly a thread that passed a quiescent state at e.
+  // A thread coming online announces before its first read (the engine's announce-and-re-read):
+  // a scan that misses the announcement precedes our re-read in S, and the scanner read its epoch
+  // before scanning; so the scans that miss us are for epochs <= e and can allow at most
+  // e -> e+1, which a quiescent state at e allows anyway: we are exactly a thread that passed a
+  // quiescent state at e.
   [[gnu::noinline]] void go_online(record& r) {
     // Headers for the bags we hand over when we go offline again (thread_offline() used them).
     r.headers.reserve(record::orphan_batches);
-    std::uint64_t e = epoch_.load(std::memory_order_seq_cst);
-    for (;;) {
-      // Full fence (seq_cst RMW): visible before our first read of a shared pointer; pairs with
-      // the seq_cst load in can_advance().
-      r.announce.exchange(e, std::memory_order_seq_cst);
-      std::uint64_t now = epoch_.load(std::memory_order_seq_cst);
-      if (now == e) break;
-      e = now;
-    }
+    std::uint64_t was;
+    const std::uint64_t e = this->clock_.announce(r.announce, was);
     r.online = true;
-    if (e != r.local_epoch) on_new_epoch(r, e);
+    if (e != r.seen_epoch) on_new_epoch(r, e);
   }
 
-  void retire(record& r, core::retired_hook* node) {
+  void put_in_bag(record& r, core::retired_hook* node) {
     // The tag is an epoch value read after the unlink (sequenced before this retire), and no newer
     // than what our next quiescent state reads (coherence). acquire: pairs with the CAS in
-    // try_advance(), since push() may free a list tagged three epochs before this value.
-    r.bags.push(node, epoch_.load(std::memory_order_acquire), r, this->gauge_);
-    r.count_retired(this->gauge_);
+    // epoch_clock::move_on(), since push() may free a list tagged three epochs before this value.
+    r.bags.push(node, this->clock_.now(std::memory_order_acquire), r, this->gauge_);
   }
 
-  // Frees our lists three or more epochs old, and those that exited or offline threads handed over
-  // with their tags.
+  // The engine's (our lists three or more epochs old, and the orphans), and the free policy's safe
+  // garbage while a barrier waits for us.
   void on_new_epoch(record& r, std::uint64_t e) {
-    r.saw_new_epoch(r.bags.size());
-    r.local_epoch = e;
-    r.bags.collect(e, r, this->gauge_);
-    this->free_safe_orphans(r, [e](std::uint64_t tag) { return detail::epoch_bags::safe(tag, e); });
+    engine::on_new_epoch(r, e);
     // seq_cst: a barrier's increment precedes its reading of the epoch it drives from, which
     // precedes every advance we may have seen (the order S); so while it waits for us, we see it.
     if (barriers_.load(std::memory_order_seq_cst) != 0) r.freeing.drain(r);
@@ -205,49 +166,15 @@ class qsbr<Policies...>::domain
     r.collected.store(e, std::memory_order_release);
   }
 
-  bool can_advance(std::uint64_t e) const noexcept {
-    for (const record* other = this->threads_.head(); other;
-         other = decltype(this->threads_)::next_of(other)) {
-      // seq_cst: pairs with the exchange in go_online(); acquire part: pairs with the release
-      // stores in quiescent_state(), thread_offline() and detach().
-      std::uint64_t a = other->announce.load(std::memory_order_seq_cst);
-      if (a != offline && a != e) return false;
-    }
-    return true;
-  }
-
-  // Whether the epoch moved past e (by our CAS or another's).
-  [[gnu::noinline]] bool try_advance(record& r, std::uint64_t e) {
-    core::scan_timer timer(r.ctr);
-    if (!can_advance(e)) return false;
-    std::uint64_t expected = e;
-    // seq_cst: in the order S of go_online(); release for the loads of the new epoch.
-    if (epoch_.compare_exchange_strong(expected, e + 1, std::memory_order_seq_cst,
-                                       std::memory_order_relaxed))
-      r.count_epoch_advance(e + 1);
-    return true;
-  }
-
   // The caller is outside any operation: if online, it passes a quiescent state at each epoch it
-  // sees (or it would hold the epoch back itself).
-  bool advance_as_quiescent(record& me, std::uint64_t e) {
+  // sees (or it would hold the epoch back itself). Hides the engine's, for synchronize() too: an
+  // operation that began before the call runs on an online thread whose last announcement the
+  // engine sees, a; the advance to a+2 needs it to announce a+1, at a quiescent state after that
+  // operation, or to go offline (quiescent_state()'s argument). A live thread that runs no
+  // operation and is not offline announces nothing: it holds us until it does.
+  bool drive_step(record& me, std::uint64_t e) {
     if (me.online) pass_quiescent_state(me, e);
-    return try_advance(me, e);
-  }
-
-  // An operation that began before the call runs on an online thread whose last announcement we
-  // see, a (or a later one, or offline); the advance to a+2 needs it to announce a+1, at a
-  // quiescent state after that operation, or to go offline (quiescent_state()'s argument). A live
-  // thread that runs no operation and is not offline announces nothing: it holds us until it does.
-  bool wait_for_grace_period(record& me, core::deadline d) {
-    std::uint64_t target = 0;
-    this->threads_.for_each([&](const record& r) {
-      // seq_cst: in the order S of go_online().
-      const std::uint64_t a = r.announce.load(std::memory_order_seq_cst);
-      if (&r != &me && a != offline) target = std::max(target, a + 2);
-    });
-    return detail::drive_epoch(epoch_, target, d,
-                               [&](std::uint64_t e) { return advance_as_quiescent(me, e); });
+    return this->try_advance(me, e);
   }
 
   // No borrowing (an operation begins with no RMW a borrower could order itself against): every
@@ -262,23 +189,22 @@ class qsbr<Policies...>::domain
     typename base::gathered g;
     me.bags.take_all(g.unsafe);
     g.safe.splice(me.freeing.take());
-    const std::uint64_t e = epoch_.load(std::memory_order_seq_cst);
-    bool done = detail::drive_epoch(epoch_, e + 3, d, [&](std::uint64_t now) {
-      return advance_as_quiescent(me, now);
-    });
+    const std::uint64_t e = this->clock_.now();
+    bool done = this->clock_.drive(e + detail::epoch_bags::lag, d,
+                                   [&](std::uint64_t now) { return drive_step(me, now); });
     for (const record* r = this->threads_.head(); done && r; r = this->threads_.next_of(r)) {
       if (r == &me) continue;
       core::waiter w(d);
       // seq_cst: an offline record handed its lists over before (release store in go_offline());
       // acquire on collected: pairs with the release store in on_new_epoch().
       while (r->announce.load(std::memory_order_seq_cst) != offline &&
-             r->collected.load(std::memory_order_acquire) < e + 3)
+             r->collected.load(std::memory_order_acquire) < e + detail::epoch_bags::lag)
         if (!w.wait()) {
           done = false;
           break;
         }
     }
-    const std::uint64_t now = epoch_.load(std::memory_order_seq_cst);
+    const std::uint64_t now = this->clock_.now();
     g.safe.splice(this->take_safe_orphans(
         [now](std::uint64_t tag) { return detail::epoch_bags::safe(tag, now); }));
     barriers_.fetch_sub(1, std::memory_order_relaxed);
@@ -289,10 +215,10 @@ class qsbr<Policies...>::domain
   // advance; any caller then frees the orphans that are safe and its free policy's safe garbage.
   void flush_local(record& me) {
     const bool quiescent = me.level() == 0 && me.online;
-    std::uint64_t e = epoch_.load(std::memory_order_seq_cst);
+    std::uint64_t e = this->clock_.now();
     if (quiescent) pass_quiescent_state(me, e);
-    try_advance(me, e);
-    e = epoch_.load(std::memory_order_seq_cst);
+    this->try_advance(me, e);
+    e = this->clock_.now();
     if (quiescent)
       pass_quiescent_state(me, e);
     else
@@ -301,28 +227,20 @@ class qsbr<Policies...>::domain
     me.freeing.drain(me);
   }
 
-  // thread_offline() and thread exit: the record's lists go to the orphanage with their tags, since
-  // an idle thread would not free them, its free policy is drained, and it stops holding the epoch
-  // back.
+  // thread_offline() and thread exit: the engine's hand-over (an idle thread would not free its
+  // lists), and the record stops holding the epoch back.
   void go_offline(record& r) noexcept {
     r.online = false;
-    r.bags.hand_over([&](core::retired_list&& bag, std::uint64_t tag) {
-      this->orphan(r, std::move(bag), tag);
-    });
-    r.freeing.drain(r);
-    // release: the reads of our past operations happen before a scan that sees us offline (seq_cst
-    // load in can_advance()), as at a quiescent state; and the hand-over before a barrier's.
-    r.announce.store(offline, std::memory_order_release);
+    this->hand_over_and_leave(r);
   }
 
   // Thread exit: offline (a quiescent state, even if the thread left inside a guard: it will read
   // nothing more).
   void on_thread_exit(record& r) noexcept {
     go_offline(r);
-    r.local_epoch = 0;
+    r.seen_epoch = 0;
   }
 
-  alignas(core::cache_line) std::atomic<std::uint64_t> epoch_{1};
   std::atomic<unsigned> barriers_{0};  // barriers in progress (serialized: 0 or 1)
 };
 

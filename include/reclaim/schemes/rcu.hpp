@@ -31,6 +31,7 @@
 #include "../core/policy.hpp"
 #include "../core/region_guard.hpp"
 #include "../free/batch.hpp"
+#include "detail/epoch_engine.hpp"
 
 namespace reclaim {
 
@@ -53,7 +54,7 @@ struct empty_freq {
 };
 
 template <class... Policies>
-struct rcu : core::scheme_base<rcu<Policies...>> {
+struct rcu : detail::epoch_scheme<rcu<Policies...>> {
   using free_policy = core::find_policy_t<free_policy_kind, batch_free, Policies...>;
   static constexpr unsigned epoch_frequency =
       core::find_policy_t<rcu_epoch_freq_kind, epoch_freq<32>, Policies...>::value;
@@ -65,9 +66,6 @@ struct rcu : core::scheme_base<rcu<Policies...>> {
                 "rcu takes a free policy, epoch_freq<N> and empty_freq<M>");
 
   static constexpr std::string_view name = "rcu";
-  static constexpr reclaim::family family = reclaim::family::epoch;
-  static constexpr bool bounds_garbage = false;
-  static constexpr unsigned needs = needs_nothing;
 
   // The retire link plus the epoch of the retire.
   struct node_base : core::retired_hook {
@@ -119,18 +117,15 @@ class rcu<Policies...>::domain : public core::domain_base<domain, detail::rcu_re
 
   record& begin(record& r) {
     if (r.enter() != 0) return r;
-    // seq_cst loads and exchange: the order S of the argument in retire(); the loads pair with the
-    // seq_cst RMWs on the epoch, the exchange with the seq_cst load in scan().
-    std::uint64_t e = epoch_.load(std::memory_order_seq_cst);
-    for (;;) {
-      // Full fence (seq_cst RMW): the reservation is visible before our first read of a shared
-      // pointer. An RMW also tells us whether a barrier holds our garbage (try_borrow).
-      if (r.reservation.exchange(e, std::memory_order_seq_cst) == lent) [[unlikely]]
-        r.wait_until_given_back();
-      std::uint64_t now = epoch_.load(std::memory_order_seq_cst);
-      if (now == e) [[likely]] break;
-      e = now;
-    }
+    // The epoch engine's announcement (epoch_clock::announce()): a seq_cst exchange, a full fence
+    // before our first read of a shared pointer, re-validated by seq_cst re-reads of the epoch;
+    // the order S of the argument in retire(). The loads pair with the seq_cst RMWs on the epoch,
+    // the exchange with the seq_cst load in scan().
+    std::uint64_t was;
+    (void)clock_.announce(r.reservation, was);
+    // The first exchange found our garbage lent (try_borrow): a barrier borrows only a record that
+    // reserves nothing.
+    if (was == lent) [[unlikely]] r.wait_until_given_back();
     this->answer_handover(r);  // a barrier that could not borrow us asks
     r.freeing.on_operation(r);
     return r;
@@ -160,13 +155,13 @@ class rcu<Policies...>::domain : public core::domain_base<domain, detail::rcu_re
     auto* node = static_cast<node_base*>(hook);
     // seq_cst RMW (reads, writes nothing new): heads the release sequence above; a plain load
     // would not synchronize with the readers that read later epochs.
-    node->retire_epoch = epoch_.fetch_add(0, std::memory_order_seq_cst);
+    node->retire_epoch = clock_.fetch_add(0);
     r.retired.push(node);
     r.count_retired(this->gauge_);
     if (++r.retires_since_bump >= epoch_frequency) [[unlikely]] {
       r.retires_since_bump = 0;
       // seq_cst: an RMW in the release sequence of every stamp read before it.
-      const std::uint64_t e = epoch_.fetch_add(1, std::memory_order_seq_cst);
+      const std::uint64_t e = clock_.fetch_add(1);
       r.count_epoch_advance(e + 1);
     }
     if (++r.retires_since_scan >= empty_frequency) [[unlikely]] {
@@ -202,7 +197,7 @@ class rcu<Policies...>::domain : public core::domain_base<domain, detail::rcu_re
   // reservation is s or older (none and lent are larger than every epoch).
   bool wait_for_grace_period(record& me, core::deadline d) {
     // seq_cst RMW: in the release sequence of every stamp read before (retire()).
-    const std::uint64_t s = epoch_.fetch_add(1, std::memory_order_seq_cst);
+    const std::uint64_t s = clock_.fetch_add(1);
     me.count_epoch_advance(s + 1);
     for (const record* other = this->threads_.head(); other;
          other = decltype(this->threads_)::next_of(other)) {
@@ -236,7 +231,7 @@ class rcu<Policies...>::domain : public core::domain_base<domain, detail::rcu_re
   // an operation of our own (which holds our garbage against a barrier), and the free policy's
   // safe garbage.
   void flush_local(record& me) {
-    me.count_epoch_advance(epoch_.fetch_add(1, std::memory_order_seq_cst) + 1);
+    me.count_epoch_advance(clock_.fetch_add(1) + 1);
     record& r = begin(me);
     scan(r);
     r.freeing.drain(r);
@@ -248,8 +243,7 @@ class rcu<Policies...>::domain : public core::domain_base<domain, detail::rcu_re
   // its free policy is drained, and then it reserves nothing. The counters are kept: short-lived
   // threads that reuse this record still bump and scan.
   void on_thread_exit(record& r) noexcept {
-    if (r.reservation.exchange(epoch_.load(std::memory_order_seq_cst),
-                               std::memory_order_seq_cst) == lent)
+    if (r.reservation.exchange(clock_.now(), std::memory_order_seq_cst) == lent)
       r.wait_until_given_back();
     this->orphan(r, std::move(r.retired));
     r.freeing.drain(r);
@@ -257,7 +251,7 @@ class rcu<Policies...>::domain : public core::domain_base<domain, detail::rcu_re
     r.reservation.store(none, std::memory_order_release);
   }
 
-  alignas(core::cache_line) std::atomic<std::uint64_t> epoch_{1};
+  detail::epoch_clock clock_;  // moved by RMWs only, with no pass
 };
 
 template <class... Policies>

@@ -1,14 +1,13 @@
 // Limbo bags indexed by epoch, shared by the schemes that tag retired nodes with an epoch and free
-// a node once the global epoch is three past its tag (debra, ebr, ner, qsbr). Each scheme argues in
-// its own header why its tag is safe to free at tag + 3; this file only keeps the bookkeeping. The
+// a node once the global epoch is three past its tag (debra, ebr, ner, qsbr, epoch_pop).
+// epoch_engine.hpp argues why a tag is safe to free at tag + 3 (qsbr.hpp for qsbr's tags); this
+// file only keeps the bookkeeping. The
 // rule does not depend on who frees: a thread that exits hands each bag over with its tag, and
 // whoever reads the epoch at tag + 3 or later frees it.
 #pragma once
-#include <atomic>
 #include <cstdint>
 #include <utility>
 
-#include "../../core/grace.hpp"
 #include "../../core/retired.hpp"
 #include "../../core/stats.hpp"
 
@@ -96,22 +95,6 @@ class epoch_bags {
   std::uint64_t tags_[count] = {0, 0, 0};
   core::retired_list* open_ = &bags_[0];  // tagged tags_[0] = 0 until the first open()
 };
-
-// synchronize() and barrier() of the epoch schemes: moves the global epoch to at least `target`.
-// advance(e) tries e -> e+1 (a pass over the records and a CAS), which fails while a thread is
-// still in an operation of an older epoch; between failures we wait. False at the deadline.
-template <class Advance>
-bool drive_epoch(const std::atomic<std::uint64_t>& epoch, std::uint64_t target, core::deadline d,
-                 Advance advance) {
-  core::waiter w(d);
-  for (;;) {
-    // seq_cst: in the order S of the scheme's argument; acquire: pairs with the advancing CAS,
-    // so what its pass saw (operations ended) happens before our return.
-    const std::uint64_t e = epoch.load(std::memory_order_seq_cst);
-    if (e >= target) return true;
-    if (!advance(e) && !w.wait()) return false;
-  }
-}
 
 }  // namespace reclaim::detail
 
