@@ -129,7 +129,7 @@ struct guarded_ms_queue {
 
 // A predecessor per level of a tower: more nodes at once than hp<> and nbr<> hold, so hp, nbr and
 // nbr_plus (and their _af forms) run it sized for it (reclaim::sized_for: hp with slots<14>, nbr
-// with reservations<13>), the same schemes under the same names.
+// with slots<13>), the same schemes under the same names.
 struct lazy_skiplist {
   static constexpr std::string_view name = "lazy_skiplist";
   static constexpr workload kind = workload::set;

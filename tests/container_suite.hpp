@@ -130,14 +130,14 @@ template <class... S>
 struct scheme_list {};
 using every_scheme =
     scheme_list<none, debra<>, hp<>, ebr<>, ner<>, qsbr<>, rcu<>, token_af<>,
-                nbr<reclaim::bag_threshold<64>>,
-                nbr_plus<reclaim::bag_threshold<64>>, debra<reclaim::amortized_free<1>>,
+                nbr<reclaim::scan_threshold<64>>,
+                nbr_plus<reclaim::scan_threshold<64>>, debra<reclaim::amortized_free<1>>,
                 hp<reclaim::amortized_free<1>>, reclaim::hp_asym<>, reclaim::hazard_pop<>,
                 reclaim::epoch_pop<>, stamp_it<>, lfrc<>,
                 RECLAIM_TEST_ERA_AND_BATCH_SCHEMES>;
 using representative_schemes =
     scheme_list<none, debra<>, ebr<>, qsbr<>, rcu<>, token_af<>, hp<>,
-                nbr_plus<reclaim::bag_threshold<64>>, debra<reclaim::amortized_free<1>>,
+                nbr_plus<reclaim::scan_threshold<64>>, debra<reclaim::amortized_free<1>>,
                 lfrc<>, reclaim::he<>, reclaim::hyaline<>>;
 
 // Under the sanitizers (make test) the container suites run only these schemes of the sets above

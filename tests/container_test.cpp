@@ -246,8 +246,8 @@ void neutralized_searches_restart_and_answer_correctly() {
 }
 
 TEST(nbr_containers, neutralized_searches_restart_from_the_root_and_answer_correctly) {
-  using small_nbr = nbr<reclaim::bag_threshold<64>>;
-  using small_nbr_plus = nbr_plus<reclaim::bag_threshold<64>>;
+  using small_nbr = nbr<reclaim::scan_threshold<64>>;
+  using small_nbr_plus = nbr_plus<reclaim::scan_threshold<64>>;
   neutralized_searches_restart_and_answer_correctly<harris_list<small_nbr>>();
   neutralized_searches_restart_and_answer_correctly<hm_list_restart<small_nbr>>();
   neutralized_searches_restart_and_answer_correctly<dgt_bst<small_nbr>>();

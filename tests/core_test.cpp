@@ -448,3 +448,15 @@ TEST(applicability, lazy_list_offers_every_need_but_allocated_nodes) {
 }
 
 }  // namespace
+
+// The policies' older spellings stay, deprecated, for one release: each is the new one.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+static_assert(std::is_same_v<reclaim::era_frequency<5>, reclaim::advance_every<5>>);
+static_assert(std::is_same_v<reclaim::epoch_freq<5>, reclaim::advance_every<5>>);
+static_assert(std::is_same_v<reclaim::scan_frequency<5>, reclaim::scan_every<5>>);
+static_assert(std::is_same_v<reclaim::empty_freq<5>, reclaim::scan_every<5>>);
+static_assert(std::is_same_v<reclaim::token_check_every<5>, reclaim::check_every<5>>);
+static_assert(std::is_same_v<reclaim::bag_threshold<64>, reclaim::scan_threshold<64>>);
+static_assert(std::is_same_v<reclaim::reservations<3>, reclaim::slots<3>>);
+#pragma GCC diagnostic pop

@@ -34,11 +34,11 @@ class crystalline : public ::testing::Test {};
 // crystalline_w<fast_path<0>> sends a protect() to the slow path at its first era change.
 using crystalline_schemes =
     ::testing::Types<reclaim::crystalline_l<>,
-                     reclaim::crystalline_l<reclaim::slots<2>, reclaim::scan_frequency<16>,
-                                            reclaim::era_frequency<8>>,
+                     reclaim::crystalline_l<reclaim::slots<2>, reclaim::scan_every<16>,
+                                            reclaim::advance_every<8>>,
                      reclaim::crystalline_w<>,
                      reclaim::crystalline_w<reclaim::fast_path<0>, reclaim::slots<2>,
-                                            reclaim::scan_frequency<16>, reclaim::era_frequency<8>>>;
+                                            reclaim::scan_every<16>, reclaim::advance_every<8>>>;
 TYPED_TEST_SUITE(crystalline, crystalline_schemes);
 
 // A node that knows who retired it: its destructor counts the frees done by another thread.
@@ -84,7 +84,7 @@ std::uint64_t churn(typename S::domain& d, std::vector<std::atomic<counted<S>*>>
 
 // A thread stalls inside a guard holding a protection (era E) while another retires 50,000 nodes.
 // Only batches holding a node born by era E can be kept for it: the structure's S nodes and at
-// most F x T nodes born while the clock stayed at E (F = era_frequency, T threads), each keeping
+// most F x T nodes born while the clock stayed at E (F = advance_every, T threads), each keeping
 // one batch of at most B = max(N, H + 1) nodes; plus each thread's unsealed batch (B). The victim
 // it protects is not freed until it lets go, and then by a thread other than its retirer.
 TYPED_TEST(crystalline, garbage_stays_bounded_while_a_thread_stalls_holding_a_protection) {
@@ -371,7 +371,7 @@ TYPED_TEST(crystalline, protected_reads_racing_with_seals_never_see_a_freed_node
 // advance the clock), and helpers still reading when the answer comes (holds). Every read must
 // return a node the source held, alive; the helpers must have answered some, and holds formed.
 TEST(crystalline_w, helped_reads_return_live_nodes) {
-  using S = reclaim::crystalline_w<reclaim::fast_path<0>, reclaim::era_frequency<1>>;
+  using S = reclaim::crystalline_w<reclaim::fast_path<0>, reclaim::advance_every<1>>;
   constexpr long magic = 0x77fe;
   std::atomic<long> destroyed{0}, remote{0};
   {
@@ -416,7 +416,7 @@ TEST(crystalline_w, helped_reads_return_live_nodes) {
 // stay consistent (its size is the inserts minus the erases that succeeded), everything retired
 // is freed after a barrier, and the reservations stay few (abandoned ones come back to the pools).
 TEST(crystalline_w, a_list_read_through_helpers_stays_consistent) {
-  using S = reclaim::crystalline_w<reclaim::fast_path<0>, reclaim::era_frequency<1>>;
+  using S = reclaim::crystalline_w<reclaim::fast_path<0>, reclaim::advance_every<1>>;
   S::domain domain;
   constexpr int threads_n = 4;
   {
@@ -443,7 +443,7 @@ TEST(crystalline_w, a_list_read_through_helpers_stays_consistent) {
 // head or tail would be a heap-use-after-free (ASan). Without the wait, ASan caught one in most
 // runs of 200 ms on two cores.
 TEST(crystalline_w, helpers_never_read_a_destroyed_containers_sources) {
-  using S = reclaim::crystalline_w<reclaim::fast_path<0>, reclaim::era_frequency<1>>;
+  using S = reclaim::crystalline_w<reclaim::fast_path<0>, reclaim::advance_every<1>>;
   using queue = reclaim::ds::ms_queue<std::int64_t, S>;
   std::atomic<long> destroyed{0}, remote{0};
   S::domain d;

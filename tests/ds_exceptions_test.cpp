@@ -84,7 +84,7 @@ using guarded_hm_list_t = reclaim::ds::guarded_hm_list<throwing_key, S>;
 
 // Every container under an epoch scheme, a pointer scheme and neutralization, where it can serve
 // them (reclaim::protects).
-using exception_schemes = scheme_list<debra<>, hp<>, nbr_plus<reclaim::bag_threshold<64>>>;
+using exception_schemes = scheme_list<debra<>, hp<>, nbr_plus<reclaim::scan_threshold<64>>>;
 template <template <class> class DS>
 using pairs = typename protected_pairs<DS, exception_schemes>::type;
 

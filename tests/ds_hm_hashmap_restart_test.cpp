@@ -17,7 +17,7 @@ namespace {
 // restart from their bucket's head, under signal rounds (nbr_plus, small bags) and under hazard
 // pointers.
 TEST(hm_hashmap_restart_buckets, concurrent_updates_in_few_buckets_keep_contents_consistent) {
-  run_stress<hm_hashmap_restart<nbr_plus<reclaim::bag_threshold<64>>>>(4, 1024, std::size_t{8});
+  run_stress<hm_hashmap_restart<nbr_plus<reclaim::scan_threshold<64>>>>(4, 1024, std::size_t{8});
   run_stress<hm_hashmap_restart<hp<>>>(4, 1024, std::size_t{8});
 }
 

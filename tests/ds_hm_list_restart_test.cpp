@@ -13,8 +13,8 @@ using hm_list_restart_pairs = container_suite_pairs<::testing::Types<
     hm_list_restart<token_af<>>,
     hm_list_restart<nbr<>>,
     hm_list_restart<nbr_plus<>>,
-    hm_list_restart<nbr<reclaim::bag_threshold<64>>>,
-    hm_list_restart<nbr_plus<reclaim::bag_threshold<64>>>,
+    hm_list_restart<nbr<reclaim::scan_threshold<64>>>,
+    hm_list_restart<nbr_plus<reclaim::scan_threshold<64>>>,
     hm_list_restart<stamp_it<>>,
     hm_list_restart<lfrc<>>>>;
 INSTANTIATE_TYPED_TEST_SUITE_P(hm_list_restart, container, hm_list_restart_pairs);

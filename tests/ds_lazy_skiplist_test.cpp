@@ -1,5 +1,5 @@
 // lazy_skiplist under the representative schemes that can protect it (container_suite.hpp), each
-// sized for it as in the lab (hp with slots<14>, nbr_plus with reservations<13>:
+// sized for it as in the lab (hp with slots<14>, nbr_plus with slots<13>:
 // reclaim::sized_for), through the typed container suite and its lifecycle half. Every check of
 // contents calls well_formed(), which checks the levels: keys increasing on each, and each level
 // holding exactly the nodes of the level below whose towers reach it. Then the skiplist's own:
@@ -17,7 +17,7 @@ INSTANTIATE_TYPED_TEST_SUITE_P(lazy_skiplist, container_lifecycle,
 template <class C>
 class lazy_skiplist_levels : public ::testing::Test {};
 using level_pairs = ::testing::Types<lazy_skiplist<debra<>>, lazy_skiplist<hp<>>,
-                                     lazy_skiplist<nbr_plus<reclaim::bag_threshold<64>>>>;
+                                     lazy_skiplist<nbr_plus<reclaim::scan_threshold<64>>>>;
 TYPED_TEST_SUITE(lazy_skiplist_levels, level_pairs);
 
 TYPED_TEST(lazy_skiplist_levels, tall_towers_keep_every_level_consistent_under_concurrent_updates) {

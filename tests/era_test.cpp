@@ -202,7 +202,7 @@ TYPED_TEST(era_scheme, readers_racing_with_writers_only_see_live_nodes) {
 // wfe with the clock advancing on every allocation: the slow path under real contention, many
 // requests answered by helpers. The result must be a node the source held, alive.
 TEST(wfe_scheme, helped_reads_return_live_nodes) {
-  using S = reclaim::wfe<reclaim::fast_path<0>, reclaim::era_frequency<1>>;
+  using S = reclaim::wfe<reclaim::fast_path<0>, reclaim::advance_every<1>>;
   constexpr long magic = 0x77fe;
   std::atomic<long> destroyed{0};
   {
@@ -240,7 +240,7 @@ TEST(wfe_scheme, helped_reads_return_live_nodes) {
 // under the requester's floor (wfe.hpp). Every protect asks for help and every insert advances the
 // clock; the list must stay consistent (its size is the inserts minus the erases that succeeded).
 TEST(wfe_scheme, a_list_read_through_helpers_stays_consistent) {
-  using S = reclaim::wfe<reclaim::fast_path<0>, reclaim::era_frequency<1>>;
+  using S = reclaim::wfe<reclaim::fast_path<0>, reclaim::advance_every<1>>;
   S::domain domain;
   reclaim::ds::hm_list<std::int64_t, S> list(domain);
   const long net = random_updates(list, 3, 64, stress_time() / 2);
@@ -254,7 +254,7 @@ TEST(wfe_scheme, a_list_read_through_helpers_stays_consistent) {
 // must wait for it (wait_for_source_readers()) before the queue's memory goes. AddressSanitizer
 // reports a helper that reads a destroyed queue.
 TEST(wfe_scheme, a_destroyed_container_is_never_read_by_a_late_helper) {
-  using S = reclaim::wfe<reclaim::fast_path<0>, reclaim::era_frequency<1>>;
+  using S = reclaim::wfe<reclaim::fast_path<0>, reclaim::advance_every<1>>;
   constexpr int threads = 32;
   std::atomic<bool> stop{false};
   std::atomic<long> queues{0}, lost{0};

@@ -378,7 +378,7 @@ TEST(grace_none, flush_frees_nothing_and_the_domain_frees_everything) {
 // object 2,000 times, far below the bag threshold of the time (paper 000's 32K; the default is
 // 1024 now), and no round ever runs.
 TEST(grace_reported, config_holder_under_nbr_plus_is_freed_by_flush_and_barrier) {
-  using S = reclaim::nbr_plus<reclaim::bag_threshold<32768>>;
+  using S = reclaim::nbr_plus<reclaim::scan_threshold<32768>>;
   std::atomic<long> destroyed{0};
   S::domain domain;
   std::atomic<tracked<S>*> config{new tracked<S>(destroyed, 0)};

@@ -414,7 +414,7 @@ TEST(hazard_pop, a_signal_with_a_foreign_handler_is_refused) {
 // thread using both.
 TEST(hazard_pop, runs_beside_nbr) {
   using P = reclaim::hazard_pop<>;
-  using N = reclaim::nbr<reclaim::bag_threshold<64>>;
+  using N = reclaim::nbr<reclaim::scan_threshold<64>>;
   std::atomic<long> destroyed{0};
   P::domain pop;
   N::domain neutral;

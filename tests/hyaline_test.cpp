@@ -26,16 +26,16 @@ class hyaline_all : public ::testing::Test {};
 using hyaline_schemes =
     ::testing::Types<reclaim::hyaline<>, reclaim::hyaline_1<>, reclaim::hyaline_s<>,
                      reclaim::hyaline_1s<>, reclaim::hyaline<reclaim::amortized_free<1>>,
-                     reclaim::hyaline_s<reclaim::slots<4>, reclaim::era_frequency<8>>>;
+                     reclaim::hyaline_s<reclaim::slots<4>, reclaim::advance_every<8>>>;
 TYPED_TEST_SUITE(hyaline_all, hyaline_schemes);
 
 template <class S>
 class hyaline_robust : public ::testing::Test {};
 using robust_schemes =
     ::testing::Types<reclaim::hyaline_s<>, reclaim::hyaline_1s<>,
-                     reclaim::hyaline_s<reclaim::slots<8>, reclaim::era_frequency<8>,
+                     reclaim::hyaline_s<reclaim::slots<8>, reclaim::advance_every<8>,
                                         reclaim::stall_threshold<16>>,
-                     reclaim::hyaline_1s<reclaim::era_frequency<8>>>;
+                     reclaim::hyaline_1s<reclaim::advance_every<8>>>;
 TYPED_TEST_SUITE(hyaline_robust, robust_schemes);
 
 template <class S>
@@ -123,7 +123,7 @@ void churn(typename S::domain& d, cells<S>& c, int workers, long per_worker) {
 // pending garbage under the bound the header states. A batch holds one node per slot plus the
 // reference node; the stalled thread holds (1) batches with a node born no later than its slot's
 // era: the cells' nodes then and what the threads created before the clock passed that era
-// (fewer than era_frequency allocations per thread); (2) hyaline_s: the batches pushed onto its
+// (fewer than advance_every allocations per thread); (2) hyaline_s: the batches pushed onto its
 // slot before the slot is seen overloaded (stall_threshold plus one per thread entering then);
 // beside it, every thread's partial batch.
 TYPED_TEST(hyaline_robust, stalled_thread_holds_bounded_garbage) {
@@ -166,7 +166,7 @@ TYPED_TEST(hyaline_robust, stalled_thread_holds_bounded_garbage) {
 // retired (it may read them), but a young node may not stay merely because its batch holds an old
 // one (each thread sorts its batches by birth: detail/birth_sorted.hpp). Pending garbage stays
 // within the old nodes retired plus, as the header's bound: the nodes born while the clock still
-// read s (fewer than era_frequency per thread), and per worker, in batches: its two partial
+// read s (fewer than advance_every per thread), and per worker, in batches: its two partial
 // batches and two sorted before it saw the stall (the young batch being filled, and a first
 // threshold taken from the live slots alone), and under hyaline_s the batches its slot took before
 // it was seen overloaded. Before the sort, nearly every batch held an old node, and garbage grew

@@ -43,7 +43,7 @@ using churn_schemes = ::testing::Types<
     reclaim::qsbr<>, reclaim::rcu<>, reclaim::hp<>, reclaim::hp<reclaim::amortized_free<1>>,
     reclaim::token_naive<>, reclaim::token_pass_first<>, reclaim::token_periodic<>,
     reclaim::token_af<>, reclaim::nbr<>, reclaim::nbr_plus<>,
-    reclaim::nbr<reclaim::bag_threshold<64>>, reclaim::nbr_plus<reclaim::bag_threshold<64>>,
+    reclaim::nbr<reclaim::scan_threshold<64>>, reclaim::nbr_plus<reclaim::scan_threshold<64>>,
     reclaim::stamp_it<>, reclaim::lfrc<>, RECLAIM_TEST_HP_FAMILY>;
 template <class S>
 class churn : public ::testing::Test {};
@@ -396,7 +396,7 @@ class misuse : public ::testing::Test {
 };
 using misuse_schemes = ::testing::Types<reclaim::debra<>, reclaim::ebr<>, reclaim::qsbr<>,
                                         reclaim::rcu<>, reclaim::hp<>, reclaim::token_af<>,
-                                        reclaim::nbr<reclaim::bag_threshold<64>>,
+                                        reclaim::nbr<reclaim::scan_threshold<64>>,
                                         reclaim::stamp_it<>>;
 TYPED_TEST_SUITE(misuse, misuse_schemes);
 

@@ -26,14 +26,14 @@
 namespace {
 
 using namespace reclaim_test;
-using reclaim::bag_threshold;
+using reclaim::scan_threshold;
 using reclaim::nbr;
 using reclaim::nbr_plus;
 
 // A small bag, so that a few dozen retires run a signal round.
 constexpr std::size_t small_bag = 64;
-using small_nbr = nbr<bag_threshold<small_bag>>;
-using small_nbr_plus = nbr_plus<bag_threshold<small_bag>>;
+using small_nbr = nbr<scan_threshold<small_bag>>;
+using small_nbr_plus = nbr_plus<scan_threshold<small_bag>>;
 
 template <class S>
 class nbr_family : public ::testing::Test {};
@@ -223,7 +223,7 @@ template <class S>
 using storm_of = reclaim::basic_nbr<std::conditional_t<S::name == std::string_view("nbr"),
                                                        reclaim::detail::nbr_variant,
                                                        reclaim::detail::nbr_plus_variant>,
-                                    bag_threshold<8>, reclaim::reservations<2>>;
+                                    scan_threshold<8>, reclaim::slots<2>>;
 
 // Many threads retire into a list with a tiny bag: rounds overlap, signals cross, a reclaimer is
 // signalled by another reclaimer. The list stays consistent and nothing is lost or freed twice
@@ -386,7 +386,7 @@ TEST(nbr_scheme, the_applications_own_signal_handlers_keep_working) {
   ASSERT_EQ(sigaction(SIGUSR1, &action, &old), 0);
   usr1_seen = 0;
 
-  using S = nbr<bag_threshold<16>>;
+  using S = nbr<scan_threshold<16>>;
   {
     S::domain domain;
     reclaim::ds::lazy_list<std::int64_t, S> list(domain);
@@ -617,8 +617,9 @@ TEST(nbr_scheme, policies_set_the_threshold_reservations_watermark_and_signal) {
   static_assert(nbr<>::threshold == 1024 && nbr<>::reservation_count == 8);
   static_assert(nbr<>::low_watermark_size == nbr<>::threshold);
   static_assert(nbr_plus<>::low_watermark_size == nbr_plus<>::threshold / 2);
-  static_assert(nbr_plus<bag_threshold<100>, reclaim::low_watermark<25>>::low_watermark_size == 25);
-  static_assert(nbr<reclaim::reservations<3>, reclaim::amortized_free<1>>::reservation_count == 3);
+  static_assert(
+      nbr_plus<scan_threshold<100>, reclaim::low_watermark<25>>::low_watermark_size == 25);
+  static_assert(nbr<reclaim::slots<3>, reclaim::amortized_free<1>>::reservation_count == 3);
   static_assert(nbr<>::guard::neutralizable && !reclaim::debra<>::guard::validates);
   static_assert(reclaim::neutralizable_guard<nbr<>::guard> &&
                 reclaim::neutralizable_guard<nbr_plus<>::guard> &&

@@ -63,8 +63,9 @@ struct failing_until_exit {
 template <class Scheme>
 class out_of_memory : public ::testing::Test {};
 using schemes =
-    ::testing::Types<reclaim::hp<>, RECLAIM_TEST_HP_FAMILY, reclaim::nbr<reclaim::bag_threshold<64>>,
-                     reclaim::nbr_plus<reclaim::bag_threshold<64>>, reclaim::he<>, reclaim::ibr<>,
+    ::testing::Types<reclaim::hp<>, RECLAIM_TEST_HP_FAMILY,
+                     reclaim::nbr<reclaim::scan_threshold<64>>,
+                     reclaim::nbr_plus<reclaim::scan_threshold<64>>, reclaim::he<>, reclaim::ibr<>,
                      reclaim::wfe<>, reclaim::stamp_it<>, reclaim::lfrc<>>;
 TYPED_TEST_SUITE(out_of_memory, schemes);
 

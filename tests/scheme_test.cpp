@@ -1052,7 +1052,7 @@ TEST(qsbr_scheme, an_idle_live_thread_blocks_reclamation_until_it_goes_offline) 
 // an epoch at or before the node's retire keeps it, however many epochs and scans pass; once the
 // reader's operation ends, the next scans free it.
 TEST(rcu_scheme, node_survives_while_a_reservation_no_newer_than_its_retire_exists) {
-  using S = rcu<reclaim::epoch_freq<4>, reclaim::empty_freq<16>>;
+  using S = rcu<reclaim::advance_every<4>, reclaim::scan_every<16>>;
   std::atomic<long> victim_destroyed{0}, fillers{0};
   S::domain domain;
   std::atomic<tracked<S>*> shared{new tracked<S>(victim_destroyed, 42)};
@@ -1299,7 +1299,7 @@ TEST(token_scheme, variants_are_named_as_in_the_lab) {
   EXPECT_EQ(token_pass_first<>::name, "token_pass_first");
   EXPECT_EQ(token_periodic<>::name, "token_periodic");
   EXPECT_EQ(token_af<>::name, "token_af");
-  static_assert(token_periodic<reclaim::token_check_every<10>>::frees_per_check == 10);
+  static_assert(token_periodic<reclaim::check_every<10>>::frees_per_check == 10);
   static_assert(token_pass_first<>::frees_per_check == 0);
   static_assert(reclaim::scheme<token_af<>> && !token_af<>::bounds_garbage &&
                 token_af<>::family == reclaim::family::epoch &&

@@ -68,8 +68,8 @@ using all_schemes =
                      reclaim::ebr<>, reclaim::ner<>, reclaim::qsbr<>, reclaim::rcu<>,
                      reclaim::token_naive<>, reclaim::token_pass_first<>,
                      reclaim::token_periodic<>, reclaim::token_af<>,
-                     reclaim::nbr<reclaim::bag_threshold<64>>,
-                     reclaim::nbr_plus<reclaim::bag_threshold<64>>, reclaim::stamp_it<>,
+                     reclaim::nbr<reclaim::scan_threshold<64>>,
+                     reclaim::nbr_plus<reclaim::scan_threshold<64>>, reclaim::stamp_it<>,
                      reclaim::lfrc<>, RECLAIM_TEST_HP_FAMILY,
     RECLAIM_TEST_ERA_AND_BATCH_SCHEMES>;
 // Schemes that free while the domain lives.
@@ -78,10 +78,10 @@ using reclaiming_schemes = ::testing::Types<
     reclaim::hp<reclaim::slots<8>>, reclaim::debra<reclaim::amortized_free<1>>,
     reclaim::hp<reclaim::amortized_free<1>>, reclaim::ebr<>, reclaim::ner<>,
     reclaim::ner<reclaim::advance_every<5>>, reclaim::qsbr<>, reclaim::rcu<>,
-    reclaim::rcu<reclaim::epoch_freq<4>, reclaim::empty_freq<16>>, reclaim::token_naive<>,
+    reclaim::rcu<reclaim::advance_every<4>, reclaim::scan_every<16>>, reclaim::token_naive<>,
     reclaim::token_pass_first<>, reclaim::token_periodic<>, reclaim::token_af<>,
-    reclaim::nbr<reclaim::bag_threshold<64>>, reclaim::nbr_plus<reclaim::bag_threshold<64>>,
-    reclaim::nbr<reclaim::bag_threshold<64>, reclaim::amortized_free<1>>, reclaim::stamp_it<>,
+    reclaim::nbr<reclaim::scan_threshold<64>>, reclaim::nbr_plus<reclaim::scan_threshold<64>>,
+    reclaim::nbr<reclaim::scan_threshold<64>, reclaim::amortized_free<1>>, reclaim::stamp_it<>,
     reclaim::stamp_it<reclaim::amortized_free<1>>, reclaim::lfrc<>, RECLAIM_TEST_HP_FAMILY,
     RECLAIM_TEST_ERA_AND_BATCH_SCHEMES>;
 

@@ -26,27 +26,6 @@
 
 namespace reclaim {
 
-// The signal a scheme sends: rt_signal<K> is SIGRTMIN+K, signal_number<N> any other signal, e.g.
-// signal_number<SIGUSR2>. Each scheme that signals has a default of its own (nbr: SIGRTMIN+4,
-// hazard_pop and epoch_pop: SIGRTMIN+5), so that both may run in one process.
-struct signal_kind {};
-template <int K>
-struct rt_signal {
-  static_assert(K >= 0);
-  using policy_kind = signal_kind;
-  static int number() noexcept { return SIGRTMIN + K; }
-  static std::string describe() {
-    return "SIGRTMIN+" + std::to_string(K) + " (" + std::to_string(number()) + ")";
-  }
-};
-template <int N>
-struct signal_number {
-  static_assert(N > 0);
-  using policy_kind = signal_kind;
-  static int number() noexcept { return N; }
-  static std::string describe() { return std::to_string(N); }
-};
-
 }  // namespace reclaim
 
 namespace reclaim::core {

@@ -110,7 +110,7 @@ class basic_abtree
     if constexpr (requires { guard_type::reservation_count; })
       static_assert(guard_type::reservation_count >= reservations_used,
                     "abtree reserves up to 5 nodes in a write phase (a helper's four nodes and "
-                    "the value its SCX expects): use reservations<5> or more");
+                    "the value its SCX expects): use slots<5> or more");
     entry_.ptrs[0].store(new node(true, false), std::memory_order_relaxed);
     entry_.size = 1;
   }

@@ -29,7 +29,7 @@
 //
 // Phases (NBR, paper 000 section 5.2). Each search is a read phase from the head; the write phase
 // reserves the predecessors the update will lock (and the node an erase unlinks): up to
-// MaxHeight + 1 reservations, more than nbr<>'s 8 (use nbr<reclaim::reservations<13>>). An erase
+// MaxHeight + 1 reservations, more than nbr<>'s 8 (use nbr<reclaim::slots<13>>). An erase
 // that finds its predecessors changed after marking its node searches again, keeping the node's
 // lock across that read phase: no one else can retire a node we marked, and the lock is released
 // by hand, not by an object a restart would skip. A map's visit() reserves the node before f.
@@ -106,7 +106,7 @@ class basic_lazy_skiplist
                     "lazy_skiplist and lazy_skiplist_map reserve up to MaxHeight + 1 nodes in a "
                     "write phase (an erased node and its predecessor on every level of its "
                     "tower), more than this scheme's reservations: use "
-                    "nbr<reclaim::reservations<13>> (or nbr_plus) for the default MaxHeight of 12");
+                    "nbr<reclaim::slots<13>> (or nbr_plus) for the default MaxHeight of 12");
   }
   ~basic_lazy_skiplist() {
     life_.before_destruction(domain_);

@@ -67,22 +67,22 @@ template <bool WaitFree, class... Policies>
 struct basic_crystalline : core::scheme_base<basic_crystalline<WaitFree, Policies...>> {
   using free_policy = core::find_policy_t<free_policy_kind, batch_free, Policies...>;
   static constexpr unsigned slot_count =
-      core::find_policy_t<hp_slots_kind, slots<4>, Policies...>::value;
+      core::find_policy_t<slots_kind, slots<4>, Policies...>::value;
   static constexpr unsigned era_every =
-      core::find_policy_t<era_frequency_kind, era_frequency<64>, Policies...>::value;
+      core::find_policy_t<advance_kind, advance_every<64>, Policies...>::value;
   static constexpr unsigned batch_min =
-      core::find_policy_t<scan_frequency_kind, scan_frequency<64>, Policies...>::value;
+      core::find_policy_t<scan_every_kind, scan_every<64>, Policies...>::value;
   static constexpr bool wait_free = WaitFree;
   static constexpr unsigned fast_tries =
-      core::find_policy_t<wfe_fast_path_kind, fast_path<16>, Policies...>::value;
-  static_assert((core::known_kinds<free_policy_kind, hp_slots_kind, era_frequency_kind,
-                                   scan_frequency_kind,
-                                   wfe_fast_path_kind>::template contains<Policies> &&
+      core::find_policy_t<fast_path_kind, fast_path<16>, Policies...>::value;
+  static_assert((core::known_kinds<free_policy_kind, slots_kind, advance_kind,
+                                   scan_every_kind,
+                                   fast_path_kind>::template contains<Policies> &&
                  ...),
-                "crystalline takes a free policy, slots<K>, era_frequency<N>, scan_frequency<N> "
+                "crystalline takes a free policy, slots<K>, advance_every<N>, scan_every<N> "
                 "(the smallest batch) and, crystalline_w only, fast_path<N>");
   static_assert(WaitFree ||
-                    !(std::is_same_v<typename Policies::policy_kind, wfe_fast_path_kind> || ...),
+                    !(std::is_same_v<typename Policies::policy_kind, fast_path_kind> || ...),
                 "fast_path<N> is for crystalline_w");
 
   static constexpr std::string_view name =
@@ -220,7 +220,7 @@ class basic_crystalline<WaitFree, Policies...>::domain
   struct filler final : node_base {};
   static void destroy_filler(core::retired_hook* h) noexcept { delete static_cast<filler*>(h); }
 
-  // The clock advances every era_frequency<F> allocations of a thread (the paper: F x threads);
+  // The clock advances every advance_every<F> allocations of a thread (the paper: F x threads);
   // under crystalline_w the thread about to advance it answers the pending requests first.
   template <class T, class... Args>
   T* make(record& r, Args&&... args) {
@@ -415,7 +415,7 @@ class basic_crystalline<WaitFree, Policies...>::domain
   // ---- the retirer's side
 
   // Nodes gather in one of the thread's two batches, by birth era (join_batch()); once one has
-  // max(N, H + 1) nodes (H: every reservation of the domain; scan_frequency<N>, default 64) the
+  // max(N, H + 1) nodes (H: every reservation of the domain; scan_every<N>, default 64) the
   // thread seals it.
   void retire(record& r, core::retired_hook* hook) {
     holding garbage(r);
@@ -436,7 +436,7 @@ class basic_crystalline<WaitFree, Policies...>::domain
   // oldest era is E, so its young batches skip the stalled reservation and its old batches hold
   // only nodes born by E. A stalled thread therefore keeps (1) the nodes born by E and retired
   // since (hazard eras' bound: the nodes alive at its era, at most S + F x T in a structure of S
-  // nodes whose clock advances every era_frequency<F> (default 64) allocations of each of T
+  // nodes whose clock advances every advance_every<F> (default 64) allocations of each of T
   // threads), and (2) per retiring thread, the one batch it sealed before it first saw the stall:
   // at most S + F x T + R x B nodes for R retiring threads, B = max(N, H + 1) the batch size,
   // whatever the others retire. Beside it each thread keeps two unsealed batches of fewer than B
@@ -700,7 +700,7 @@ class basic_crystalline<WaitFree, Policies...>::domain
     if (!seal_padded(r)) this->orphan(r, r.batches.take_all());
     r.freeing.drain(r);
     r.fenced = false;  // the next owner fences on its first use
-    // since_advance is kept: short-lived threads that each allocate fewer than era_frequency
+    // since_advance is kept: short-lived threads that each allocate fewer than advance_every
     // nodes still move the clock, through their records.
   }
 

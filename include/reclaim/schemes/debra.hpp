@@ -29,25 +29,17 @@
 #include "../core/policy.hpp"
 #include "../core/region_guard.hpp"
 #include "../free/batch.hpp"
+#include "../policies.hpp"
 #include "detail/epoch_engine.hpp"
 
 namespace reclaim {
-
-// debra<check_every<K>>: check one other thread every K operations (paper 003 uses 20).
-struct debra_check_kind {};
-template <unsigned K>
-struct check_every {
-  static_assert(K > 0);
-  using policy_kind = debra_check_kind;
-  static constexpr unsigned value = K;
-};
 
 template <class... Policies>
 struct debra : detail::epoch_scheme<debra<Policies...>> {
   using free_policy = core::find_policy_t<free_policy_kind, batch_free, Policies...>;
   static constexpr unsigned check_interval =
-      core::find_policy_t<debra_check_kind, check_every<20>, Policies...>::value;
-  static_assert((core::known_kinds<free_policy_kind, debra_check_kind>::template contains<Policies> &&
+      core::find_policy_t<check_kind, check_every<20>, Policies...>::value;
+  static_assert((core::known_kinds<free_policy_kind, check_kind>::template contains<Policies> &&
                  ...),
                 "debra takes a free policy and check_every<K>");
 

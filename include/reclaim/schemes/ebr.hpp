@@ -35,6 +35,7 @@
 #include "../core/policy.hpp"
 #include "../core/region_guard.hpp"
 #include "../free/batch.hpp"
+#include "../policies.hpp"
 #include "detail/epoch_engine.hpp"
 
 namespace reclaim {
@@ -44,10 +45,10 @@ template <class Flavour, class... Policies>
 struct basic_ebr : detail::epoch_scheme<basic_ebr<Flavour, Policies...>> {
   using free_policy = core::find_policy_t<free_policy_kind, batch_free, Policies...>;
   static constexpr unsigned advance_interval =
-      core::find_policy_t<epoch_advance_kind, typename Flavour::default_interval,
+      core::find_policy_t<advance_kind, typename Flavour::default_interval,
                           Policies...>::value;
   static_assert(
-      (core::known_kinds<free_policy_kind, epoch_advance_kind>::template contains<Policies> && ...),
+      (core::known_kinds<free_policy_kind, advance_kind>::template contains<Policies> && ...),
       "ebr/ner take a free policy and advance_every<K>");
 
   static constexpr std::string_view name = Flavour::name;

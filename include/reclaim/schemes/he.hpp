@@ -2,7 +2,7 @@
 // Reclamation", SPAA 2017).
 //
 // What it is. Hazard pointers with eras in place of addresses. A global clock (the era) advances
-// once every F allocations of a thread (era_frequency<F>); every node records the era of its
+// once every F allocations of a thread (advance_every<F>); every node records the era of its
 // creation (stamped by the guard's or domain's create()) and, when retired, the era of its retire.
 // Each guard owns K era slots: to protect a pointer read from a source, a reader loads it, reads
 // the clock, and if the era differs from the one its slot publishes, publishes the new era and
@@ -20,7 +20,7 @@
 // before its highest era that were retired at or after its lowest, i.e. nodes that existed when it
 // reserved: at most the nodes allocated before its last reservation (F x threads per era, and the
 // structure's size when it stalled). Every other thread holds at most that plus R retired nodes
-// (R = scan_frequency N + 2H, H the era slots of the domain: a thread scans when R nodes more than
+// (R = scan_every N + 2H, H the era slots of the domain: a thread scans when R nodes more than
 // its last scan kept wait in its list, like hp's 100 + 2H). bounds_garbage follows the free policy
 // (batch_free: yes).
 //
@@ -81,19 +81,19 @@ namespace reclaim {
 template <class... Policies>
 struct he : core::scheme_base<he<Policies...>> {
   using free_policy = core::find_policy_t<free_policy_kind, batch_free, Policies...>;
-  static_assert((core::known_kinds<free_policy_kind, slots_kind, era_frequency_kind,
-                                   scan_frequency_kind>::template contains<Policies> &&
+  static_assert((core::known_kinds<free_policy_kind, slots_kind, advance_kind,
+                                   scan_every_kind>::template contains<Policies> &&
                  ...),
-                "he takes a free policy, slots<K>, era_frequency<F> and scan_frequency<N>");
+                "he takes a free policy, slots<K>, advance_every<F> and scan_every<N>");
   static constexpr unsigned slot_count =
       core::find_policy_t<slots_kind, slots<4>, Policies...>::value;
   // Defaults: the clock advances every 64 allocations of a thread (a stalled reservation keeps
   // at most 64 x threads nodes per era it covers, and readers republish rarely: most protects
   // find the era unchanged); a thread scans once 100 + 2H more nodes wait (hp's R).
   static constexpr unsigned era_every =
-      core::find_policy_t<era_frequency_kind, era_frequency<64>, Policies...>::value;
+      core::find_policy_t<advance_kind, advance_every<64>, Policies...>::value;
   static constexpr unsigned scan_base =
-      core::find_policy_t<scan_frequency_kind, scan_frequency<100>, Policies...>::value;
+      core::find_policy_t<scan_every_kind, scan_every<100>, Policies...>::value;
   static constexpr bool wait_free = false;
   static constexpr unsigned fast_tries = 0;  // unused: no slow path
 

@@ -74,24 +74,6 @@
 
 namespace reclaim {
 
-struct fence_kind {};
-template <class Fence>
-struct fence_policy {
-  using policy_kind = fence_kind;
-  using type = Fence;
-};
-
-// How a scan tells protected retired nodes from the others. A policy's snapshot is per record and
-// reused across scans; take(find) runs once per scan, protects(node, find) once per retired node,
-// where find(f) calls f(hazard) for every published hazard until f returns true, and returns
-// whether one did.
-struct hp_scan_kind {};
-template <class Scan>
-struct scan_policy {
-  using policy_kind = hp_scan_kind;
-  using type = Scan;
-};
-
 // Each hazard read once per scan into an array, sorted: O(H log H + R log H) per scan of R nodes
 // among H hazards (core/sorted_snapshot.hpp, which also says what it does out of memory).
 struct sorted_scan {
@@ -111,18 +93,6 @@ struct naive_scan {
       return find([node](const void* p) { return p == node; });
     }
   };
-};
-
-// When a thread scans: once its retired list holds Base + PerSlot x H nodes, H the hazard slots of
-// the domain (Michael's R = H + Omega(H): a scan then frees at least R - H nodes, so its cost is
-// amortized). Default <100, 2>.
-struct hp_threshold_kind {};
-template <unsigned Base, unsigned PerSlot>
-struct scan_threshold {
-  static_assert(PerSlot >= 1, "R must exceed the number of hazards H for a scan to free anything");
-  using policy_kind = hp_threshold_kind;
-  static constexpr std::size_t base = Base;
-  static constexpr std::size_t per_slot = PerSlot;
 };
 
 // The extension point of the family: what a record keeps its garbage in, and what a record's
@@ -200,14 +170,17 @@ struct hp : core::scheme_base<hp<Policies...>> {
   using free_policy = core::find_policy_t<free_policy_kind, batch_free, Policies...>;
   using fence = typename core::find_policy_t<fence_kind, fence_policy<core::symmetric_fence>,
                                              Policies...>::type;
-  using scanner = typename core::find_policy_t<hp_scan_kind, scan_policy<sorted_scan>,
+  using scanner = typename core::find_policy_t<scan_policy_kind, scan_policy<sorted_scan>,
                                             Policies...>::type;
   using keeper = core::find_policy_t<hp_keeper_kind, hazard_list, Policies...>;
   static constexpr unsigned slot_count =
       core::find_policy_t<slots_kind, slots<4>, Policies...>::value;
-  using threshold = core::find_policy_t<hp_threshold_kind, scan_threshold<100, 2>, Policies...>;
-  static_assert((core::known_kinds<free_policy_kind, slots_kind, fence_kind, hp_scan_kind,
-                                   hp_threshold_kind, hp_keeper_kind,
+  using threshold = core::find_policy_t<scan_threshold_kind, scan_threshold<100, 2>, Policies...>;
+  static_assert(threshold::per_slot >= 1,
+                "hp's scan_threshold<Base, PerSlot> needs PerSlot >= 1: R must exceed the "
+                "number of hazards H for a scan to free anything");
+  static_assert((core::known_kinds<free_policy_kind, slots_kind, fence_kind, scan_policy_kind,
+                                   scan_threshold_kind, hp_keeper_kind,
                                    signal_kind>::template contains<Policies> &&
                  ...),
                 "hp takes a free policy, slots<K>, fence_policy<F>, scan_policy<S>, "

@@ -15,7 +15,7 @@
 // idle or slow retirer does not hold its garbage). Each step carries its part of the proof below;
 // detail/batch_domain.hpp holds what the domain shares with crystalline.
 //
-// The variants (named template parameters: slots<K> from hp.hpp, era_frequency<N>,
+// The variants (named template parameters: slots<K> from hp.hpp, advance_every<N>,
 // stall_threshold<N>, and a free policy; batch_free by default, amortized_free<K> for the lab's
 // `_af` forms):
 //   hyaline<>     k shared slots (slots<K>, default 32), a thread uses the slot of its record index
@@ -63,17 +63,6 @@
 
 namespace reclaim {
 
-// hyaline_s: entering threads avoid a slot whose threads owe at least N decrements (a stalled
-// thread there accumulates them). The default, 64 (the paper's code: 32768), keeps what a stalled
-// thread's slot collects before it is avoided to a small number of batches.
-struct hyaline_stall_kind {};
-template <unsigned N>
-struct stall_threshold {
-  static_assert(N > 0);
-  using policy_kind = hyaline_stall_kind;
-  static constexpr unsigned value = N;
-};
-
 template <detail::hyaline_slots Slots, bool Robust, class... Policies>
 struct basic_hyaline : core::scheme_base<basic_hyaline<Slots, Robust, Policies...>> {
   static constexpr bool shared_slots = Slots == detail::hyaline_slots::shared;
@@ -83,25 +72,25 @@ struct basic_hyaline : core::scheme_base<basic_hyaline<Slots, Robust, Policies..
   // partial batches each thread keeps and the work of a retire (k CASes per k + 1 nodes), while up
   // to 32 threads each get a slot to themselves (more share: threads / k per head).
   static constexpr unsigned slot_count =
-      core::find_policy_t<hp_slots_kind, slots<32>, Policies...>::value;
+      core::find_policy_t<slots_kind, slots<32>, Policies...>::value;
   static constexpr unsigned era_every =
-      core::find_policy_t<era_frequency_kind, era_frequency<64>, Policies...>::value;
+      core::find_policy_t<advance_kind, advance_every<64>, Policies...>::value;
   static constexpr unsigned stall_owed =
-      core::find_policy_t<hyaline_stall_kind, stall_threshold<64>, Policies...>::value;
-  static_assert((core::known_kinds<free_policy_kind, hp_slots_kind, era_frequency_kind,
-                                   hyaline_stall_kind>::template contains<Policies> &&
+      core::find_policy_t<stall_threshold_kind, stall_threshold<64>, Policies...>::value;
+  static_assert((core::known_kinds<free_policy_kind, slots_kind, advance_kind,
+                                   stall_threshold_kind>::template contains<Policies> &&
                  ...),
-                "hyaline takes a free policy, slots<K> (hyaline, hyaline_s), era_frequency<N> "
+                "hyaline takes a free policy, slots<K> (hyaline, hyaline_s), advance_every<N> "
                 "(hyaline_s, hyaline_1s) and stall_threshold<N> (hyaline_s)");
   static_assert(shared_slots ||
-                    !(std::is_same_v<typename Policies::policy_kind, hp_slots_kind> || ...),
+                    !(std::is_same_v<typename Policies::policy_kind, slots_kind> || ...),
                 "hyaline_1 and hyaline_1s have one slot per thread: slots<K> is for hyaline and "
                 "hyaline_s");
   static_assert(Robust ||
-                    !(std::is_same_v<typename Policies::policy_kind, era_frequency_kind> || ...),
-                "era_frequency<N> is for the robust variants, hyaline_s and hyaline_1s");
+                    !(std::is_same_v<typename Policies::policy_kind, advance_kind> || ...),
+                "advance_every<N> is for the robust variants, hyaline_s and hyaline_1s");
   static_assert((Robust && shared_slots) ||
-                    !(std::is_same_v<typename Policies::policy_kind, hyaline_stall_kind> || ...),
+                    !(std::is_same_v<typename Policies::policy_kind, stall_threshold_kind> || ...),
                 "stall_threshold<N> is for hyaline_s");
 
   static constexpr std::string_view name =
@@ -392,9 +381,9 @@ class basic_hyaline<Slots, Robust, Policies...>::domain
   // inserted a batch (s, once it has seen the stalled slot: no live slot stays older), and one for
   // the younger nodes, whose batches then skip the stalled slot. So a stalled thread keeps (1) the
   // nodes born by s and retired since (hazard eras' bound: the nodes alive at its era, at most the
-  // structure's size then plus the era_frequency allocations per thread while the clock read s); (2)
-  // per retiring thread, two batches sorted before it saw the stall (the young batch it was filling,
-  // and an old batch sorted by a threshold read from the live slots alone, before a young batch's
+  // structure's size then plus the advance_every<N> allocations a thread makes while the clock
+  // read s); (2) per retiring thread, two batches sorted before it saw the stall (the young batch
+  // it was filling, and an old batch sorted by a threshold read from the live slots alone, before a young batch's
   // insertion looked at the stalled slot); (3) hyaline_s: the batches inserted into its slot before
   // the slot is seen overloaded (its threads owe stall_threshold decrements: about stall_threshold
   // batches, plus one per thread entering it then; until then they raise its era). Each batch is

@@ -19,7 +19,7 @@
 // What it bounds. A thread stalled inside an operation keeps only the nodes born at or before its
 // upper era that were retired at or after its lower era: nodes that existed when it last
 // protected. Nodes born after it stalled are freed. Every thread holds at most that plus R retired
-// nodes (R = scan_frequency N + 2 x records: it scans when R more nodes wait than its last scan
+// nodes (R = scan_every N + 2 x records: it scans when R more nodes wait than its last scan
 // kept). bounds_garbage follows the free policy (batch_free: yes).
 //
 // Needs from a container: validated reads (needs_validated_reads: the interval covers a node only
@@ -65,6 +65,7 @@
 #include "../core/policy.hpp"
 #include "../core/region_guard.hpp"
 #include "../free/batch.hpp"
+#include "../policies.hpp"
 #include "detail/era_reclaim.hpp"
 #include "detail/eras.hpp"
 
@@ -73,16 +74,16 @@ namespace reclaim {
 template <class... Policies>
 struct ibr : core::scheme_base<ibr<Policies...>> {
   using free_policy = core::find_policy_t<free_policy_kind, batch_free, Policies...>;
-  static_assert((core::known_kinds<free_policy_kind, era_frequency_kind,
-                                   scan_frequency_kind>::template contains<Policies> &&
+  static_assert((core::known_kinds<free_policy_kind, advance_kind,
+                                   scan_every_kind>::template contains<Policies> &&
                  ...),
-                "ibr takes a free policy, era_frequency<F> and scan_frequency<N>");
+                "ibr takes a free policy, advance_every<F> and scan_every<N>");
   // Defaults as he's (he.hpp): the clock advances every 64 allocations of a thread; a thread scans
   // once 100 + 2 x records more nodes wait.
   static constexpr unsigned era_every =
-      core::find_policy_t<era_frequency_kind, era_frequency<64>, Policies...>::value;
+      core::find_policy_t<advance_kind, advance_every<64>, Policies...>::value;
   static constexpr unsigned scan_base =
-      core::find_policy_t<scan_frequency_kind, scan_frequency<100>, Policies...>::value;
+      core::find_policy_t<scan_every_kind, scan_every<100>, Policies...>::value;
 
   static constexpr std::string_view name = "ibr";
   static constexpr reclaim::family family = reclaim::family::era;

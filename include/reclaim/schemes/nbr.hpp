@@ -17,7 +17,7 @@
 // Signals cost a few microseconds each, so the threshold must not be tiny; the default, 1024, was
 // chosen by the defaults sweep (docs/results.md: as fast as paper 000's 32K or faster on the
 // lists and the hash map, and a structure that is rarely updated sees its garbage freed after
-// 1024 retires instead of 32768). Paper 000's setting is nbr<bag_threshold<32768>>.
+// 1024 retires instead of 32768). Paper 000's setting is nbr<scan_threshold<32768>>.
 //
 // What it bounds. With batch_free, a thread's bag holds at most max(threshold, R x records + 1)
 // nodes: a round frees everything that is not reserved, and at most R x records nodes are. A stalled
@@ -102,41 +102,13 @@
 #include "../core/policy.hpp"
 #include "../core/sorted_snapshot.hpp"
 #include "../free/batch.hpp"
+#include "../policies.hpp"
 #include "detail/nbr_signal.hpp"
 
 namespace reclaim {
 
 // The neutralizing signal: rt_signal<K> is SIGRTMIN+K (the default is K = 4), signal_number<N> any
 // other signal, e.g. signal_number<SIGUSR2> (core/signals.hpp).
-using nbr_signal_kind = signal_kind;
-
-// bag_threshold<N>: a thread runs a signal round when its limbo bag holds N nodes (the high
-// watermark of nbr_plus).
-struct nbr_threshold_kind {};
-template <std::size_t N>
-struct bag_threshold {
-  static_assert(N >= 2);
-  using policy_kind = nbr_threshold_kind;
-  static constexpr std::size_t value = N;
-};
-
-// reservations<R>: the most nodes one write phase may reserve.
-struct nbr_reservations_kind {};
-template <unsigned R>
-struct reservations {
-  static_assert(R >= 1);
-  using policy_kind = nbr_reservations_kind;
-  static constexpr unsigned value = R;
-};
-
-// low_watermark<P>: nbr_plus starts watching other threads' rounds when its bag is P percent full.
-struct nbr_low_watermark_kind {};
-template <unsigned Percent>
-struct low_watermark {
-  static_assert(Percent >= 1 && Percent < 100);
-  using policy_kind = nbr_low_watermark_kind;
-  static constexpr unsigned percent = Percent;
-};
 
 namespace detail {
 struct nbr_variant {
@@ -152,32 +124,33 @@ struct nbr_plus_variant {
 template <class Variant, class... Policies>
 struct basic_nbr : core::scheme_base<basic_nbr<Variant, Policies...>> {
   using free_policy = core::find_policy_t<free_policy_kind, batch_free, Policies...>;
-  using signal = core::find_policy_t<nbr_signal_kind, rt_signal<4>, Policies...>;
-  static constexpr std::size_t threshold =
-      core::find_policy_t<nbr_threshold_kind, bag_threshold<1024>, Policies...>::value;
+  using signal = core::find_policy_t<signal_kind, rt_signal<4>, Policies...>;
   static constexpr unsigned reservation_count =
-      core::find_policy_t<nbr_reservations_kind, reservations<8>, Policies...>::value;
+      core::find_policy_t<slots_kind, slots<8>, Policies...>::value;
+  using threshold_policy =
+      core::find_policy_t<scan_threshold_kind, scan_threshold<1024>, Policies...>;
+  static constexpr std::size_t threshold =
+      threshold_policy::base + threshold_policy::per_slot * reservation_count;
   // nbr: the low watermark is the high one (no watching).
   static constexpr std::size_t low_watermark_size =
       Variant::plus
           ? std::max<std::size_t>(
                 1, threshold *
-                       core::find_policy_t<nbr_low_watermark_kind, low_watermark<50>,
+                       core::find_policy_t<low_watermark_kind, low_watermark<50>,
                                            Policies...>::percent /
                        100)
           : threshold;
   static_assert(
       Variant::plus
-          ? (core::known_kinds<free_policy_kind, nbr_signal_kind, nbr_threshold_kind,
-                               nbr_reservations_kind,
-                               nbr_low_watermark_kind>::template contains<Policies> &&
+          ? (core::known_kinds<free_policy_kind, signal_kind, scan_threshold_kind, slots_kind,
+                               low_watermark_kind>::template contains<Policies> &&
              ...)
-          : (core::known_kinds<free_policy_kind, nbr_signal_kind, nbr_threshold_kind,
-                               nbr_reservations_kind>::template contains<Policies> &&
+          : (core::known_kinds<free_policy_kind, signal_kind, scan_threshold_kind,
+                               slots_kind>::template contains<Policies> &&
              ...),
-      "nbr takes a free policy, rt_signal<K> or signal_number<N>, bag_threshold<N> and "
-      "reservations<R>; nbr_plus also low_watermark<P>");
-  static_assert(reservation_count < threshold, "reservations<R> must be below bag_threshold<N>");
+      "nbr takes a free policy, rt_signal<K> or signal_number<N>, scan_threshold<N> and "
+      "slots<R> (the reservations of a write phase); nbr_plus also low_watermark<P>");
+  static_assert(reservation_count < threshold, "slots<R> must be below scan_threshold<N>");
 
   static constexpr std::string_view name = Variant::name;
   static constexpr reclaim::family family = reclaim::family::neutralization;
@@ -364,7 +337,7 @@ class basic_nbr<Variant, Policies...>::domain
 
   template <class... Nodes>
   static void write_phase(record& r, block& b, Nodes... nodes) noexcept {
-    static_assert(sizeof...(Nodes) <= R, "write_phase reserves more nodes than reservations<R>");
+    static_assert(sizeof...(Nodes) <= R, "write_phase reserves more nodes than slots<R>");
     assert((r.phase.seq.load(std::memory_order_relaxed) & 1) == 1 &&
            "write_phase outside a read phase");
     // Counted first: if a signal restarts us mid-way, the next read phase clears these slots.

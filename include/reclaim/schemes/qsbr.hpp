@@ -34,6 +34,7 @@
 #include "../core/policy.hpp"
 #include "../core/region_guard.hpp"
 #include "../free/batch.hpp"
+#include "../policies.hpp"
 #include "detail/epoch_engine.hpp"
 
 namespace reclaim {
@@ -42,9 +43,9 @@ template <class... Policies>
 struct qsbr : detail::epoch_scheme<qsbr<Policies...>> {
   using free_policy = core::find_policy_t<free_policy_kind, batch_free, Policies...>;
   static constexpr unsigned advance_interval =
-      core::find_policy_t<epoch_advance_kind, advance_every<64>, Policies...>::value;
+      core::find_policy_t<advance_kind, advance_every<64>, Policies...>::value;
   static_assert(
-      (core::known_kinds<free_policy_kind, epoch_advance_kind>::template contains<Policies> && ...),
+      (core::known_kinds<free_policy_kind, advance_kind>::template contains<Policies> && ...),
       "qsbr takes a free policy and advance_every<K>");
 
   static constexpr std::string_view name = "qsbr";

@@ -2,9 +2,9 @@
 // PPoPP 2018; paper 001's artifact).
 //
 // What it is. A global epoch. Each operation reserves the current epoch at its start and clears
-// the reservation at its end. Every N retires (per thread, epoch_freq<N>, default 32) a thread
+// the reservation at its end. Every N retires (per thread, advance_every<N>, default 32) a thread
 // increments the epoch. Each retired node is stamped with the epoch at its retire (node_base adds
-// the stamp). Every M retires (empty_freq<M>, default 128) a thread scans its retired list: a node
+// the stamp). Every M retires (scan_every<M>, default 128) a thread scans its retired list: a node
 // is freed when its stamp is below every current reservation.
 //
 // When to use it. Workloads where retires are frequent enough to drive the epoch (it advances only
@@ -31,39 +31,22 @@
 #include "../core/policy.hpp"
 #include "../core/region_guard.hpp"
 #include "../free/batch.hpp"
+#include "../policies.hpp"
 #include "detail/epoch_engine.hpp"
 
 namespace reclaim {
-
-// rcu<epoch_freq<N>>: each thread increments the global epoch every N of its retires.
-struct rcu_epoch_freq_kind {};
-template <unsigned N>
-struct epoch_freq {
-  static_assert(N > 0);
-  using policy_kind = rcu_epoch_freq_kind;
-  static constexpr unsigned value = N;
-};
-
-// rcu<empty_freq<M>>: each thread scans its retired list every M of its retires.
-struct rcu_empty_freq_kind {};
-template <unsigned M>
-struct empty_freq {
-  static_assert(M > 0);
-  using policy_kind = rcu_empty_freq_kind;
-  static constexpr unsigned value = M;
-};
 
 template <class... Policies>
 struct rcu : detail::epoch_scheme<rcu<Policies...>> {
   using free_policy = core::find_policy_t<free_policy_kind, batch_free, Policies...>;
   static constexpr unsigned epoch_frequency =
-      core::find_policy_t<rcu_epoch_freq_kind, epoch_freq<32>, Policies...>::value;
+      core::find_policy_t<advance_kind, advance_every<32>, Policies...>::value;
   static constexpr unsigned empty_frequency =
-      core::find_policy_t<rcu_empty_freq_kind, empty_freq<128>, Policies...>::value;
-  static_assert((core::known_kinds<free_policy_kind, rcu_epoch_freq_kind,
-                                   rcu_empty_freq_kind>::template contains<Policies> &&
+      core::find_policy_t<scan_every_kind, scan_every<128>, Policies...>::value;
+  static_assert((core::known_kinds<free_policy_kind, advance_kind,
+                                   scan_every_kind>::template contains<Policies> &&
                  ...),
-                "rcu takes a free policy, epoch_freq<N> and empty_freq<M>");
+                "rcu takes a free policy, advance_every<N> and scan_every<M>");
 
   static constexpr std::string_view name = "rcu";
 

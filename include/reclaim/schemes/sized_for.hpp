@@ -1,11 +1,11 @@
 // sized_for<Scheme, Container>: the same scheme with as many protections per guard as a container
 // uses at once, where the scheme's defaults hold fewer: hp, lfrc, he, wfe and crystalline with
-// slots<Container::slots_used>, nbr and nbr_plus with reservations<Container::reservations_used>;
+// slots<Container::slots_used>, nbr and nbr_plus with slots<Container::reservations_used>;
 // every other scheme, and a scheme that already holds enough, as it is.
 //
 // Most containers protect two or three nodes at once, which hp<> (4 slots) and nbr<> (8
 // reservations) cover. lazy_skiplist protects a predecessor on every level of a tower, so it runs
-// under hp<reclaim::slots<14>> and nbr<reclaim::reservations<13>>: the same schemes, sized for
+// under hp<reclaim::slots<14>> and nbr<reclaim::slots<13>>: the same schemes, sized for
 // it. The lab and the tests run every container under sized_for<Scheme, Container> (for the
 // others it is Scheme), so that "hp" names one scheme on every container. A user names the size
 // directly; the container's static_assert says which.
@@ -65,7 +65,7 @@ struct sized<basic_nbr<Variant, Policies...>, Slots, Reservations> {
   using type =
       std::conditional_t<(basic_nbr<Variant, Policies...>::reservation_count >= Reservations),
                          basic_nbr<Variant, Policies...>,
-                         basic_nbr<Variant, reservations<Reservations>, Policies...>>;
+                         basic_nbr<Variant, slots<Reservations>, Policies...>>;
 };
 
 }  // namespace detail

@@ -66,6 +66,7 @@
 #include "../core/policy.hpp"
 #include "../core/region_guard.hpp"
 #include "../free/batch.hpp"
+#include "../policies.hpp"
 #include "detail/stamp_pool.hpp"
 
 namespace reclaim {

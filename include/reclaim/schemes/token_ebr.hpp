@@ -2,7 +2,7 @@
 // section 4), in the paper's four variants:
 //   token_naive<>       on receipt: free the oldest bag, rotate the bags, then pass the token;
 //   token_pass_first<>  on receipt: rotate the bags, pass the token, then free the oldest bag;
-//   token_periodic<>    pass first, and while freeing check every K frees (token_check_every<K>,
+//   token_periodic<>    pass first, and while freeing check every K frees (check_every<K>,
 //                       default 100) whether the token came back, and if so pass it on at once;
 //   token_af<>          pass first, and the oldest bag goes to the amortized free policy
 //                       (token_pass_first<amortized_free<1>> is the same type).
@@ -105,6 +105,7 @@
 #include "../core/timeline.hpp"
 #include "../free/amortized.hpp"
 #include "../free/batch.hpp"
+#include "../policies.hpp"
 
 namespace reclaim {
 
@@ -118,18 +119,9 @@ struct pass_then_free {
 };
 }  // namespace token_order
 
-// token_check_every<K>: while freeing a bag, look for the returned token every K frees.
-struct token_check_kind {};
-template <unsigned K>
-struct token_check_every {
-  static_assert(K > 0);
-  using policy_kind = token_check_kind;
-  static constexpr unsigned value = K;
-};
-
 namespace detail {
 struct token_no_check {
-  using policy_kind = token_check_kind;
+  using policy_kind = check_kind;
   static constexpr unsigned value = 0;
 };
 }  // namespace detail
@@ -139,15 +131,15 @@ struct token_ebr : core::scheme_base<token_ebr<Order, Policies...>> {
   using free_policy = core::find_policy_t<free_policy_kind, batch_free, Policies...>;
   // Frees between two looks for the token while a bag is freed; 0: no look.
   static constexpr unsigned frees_per_check =
-      core::find_policy_t<token_check_kind, detail::token_no_check, Policies...>::value;
+      core::find_policy_t<check_kind, detail::token_no_check, Policies...>::value;
   static constexpr bool frees_in_batches = std::is_same_v<free_policy, batch_free>;
-  static_assert((core::known_kinds<free_policy_kind, token_check_kind>::template contains<Policies> &&
+  static_assert((core::known_kinds<free_policy_kind, check_kind>::template contains<Policies> &&
                  ...),
-                "token_ebr takes a free policy and token_check_every<K>");
+                "token_ebr takes a free policy and check_every<K>");
   static_assert(Order::passes_first || frees_in_batches,
                 "with an amortized free policy nothing is freed on receipt: use token_af");
   static_assert(frees_per_check == 0 || (Order::passes_first && frees_in_batches),
-                "token_check_every applies to a batch freed after passing (token_periodic)");
+                "check_every applies to a batch freed after passing (token_periodic)");
 
   static constexpr std::string_view name = !Order::passes_first ? "token_naive"
                                            : !frees_in_batches  ? "token_af"
@@ -167,9 +159,9 @@ template <class... Policies>
 using token_naive = token_ebr<token_order::free_then_pass, Policies...>;
 template <class... Policies>
 using token_pass_first = token_ebr<token_order::pass_then_free, Policies...>;
-// Policies named by the user come first, so token_periodic<token_check_every<10>> checks every 10.
+// Policies named by the user come first, so token_periodic<check_every<10>> checks every 10.
 template <class... Policies>
-using token_periodic = token_ebr<token_order::pass_then_free, Policies..., token_check_every<100>>;
+using token_periodic = token_ebr<token_order::pass_then_free, Policies..., check_every<100>>;
 template <class... Policies>
 using token_af = token_ebr<token_order::pass_then_free, Policies..., amortized_free<1>>;
 

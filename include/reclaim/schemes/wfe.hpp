@@ -89,22 +89,22 @@ namespace reclaim {
 template <class... Policies>
 struct wfe : core::scheme_base<wfe<Policies...>> {
   using free_policy = core::find_policy_t<free_policy_kind, batch_free, Policies...>;
-  static_assert((core::known_kinds<free_policy_kind, slots_kind, era_frequency_kind,
-                                   scan_frequency_kind,
-                                   wfe_fast_path_kind>::template contains<Policies> &&
+  static_assert((core::known_kinds<free_policy_kind, slots_kind, advance_kind,
+                                   scan_every_kind,
+                                   fast_path_kind>::template contains<Policies> &&
                  ...),
-                "wfe takes a free policy, slots<K>, era_frequency<F>, scan_frequency<N> and "
+                "wfe takes a free policy, slots<K>, advance_every<F>, scan_every<N> and "
                 "fast_path<N>");
   static constexpr unsigned slot_count =
       core::find_policy_t<slots_kind, slots<4>, Policies...>::value;
   // Defaults as he's (he.hpp), and the paper's 16 fast-path tries.
   static constexpr unsigned era_every =
-      core::find_policy_t<era_frequency_kind, era_frequency<64>, Policies...>::value;
+      core::find_policy_t<advance_kind, advance_every<64>, Policies...>::value;
   static constexpr unsigned scan_base =
-      core::find_policy_t<scan_frequency_kind, scan_frequency<100>, Policies...>::value;
+      core::find_policy_t<scan_every_kind, scan_every<100>, Policies...>::value;
   static constexpr bool wait_free = true;
   static constexpr unsigned fast_tries =
-      core::find_policy_t<wfe_fast_path_kind, fast_path<16>, Policies...>::value;
+      core::find_policy_t<fast_path_kind, fast_path<16>, Policies...>::value;
 
   static constexpr std::string_view name = "wfe";
   static constexpr reclaim::family family = reclaim::family::era;

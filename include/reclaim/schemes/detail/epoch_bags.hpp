@@ -100,14 +100,4 @@ class epoch_bags {
 
 namespace reclaim {
 
-// advance_every<K>: try to advance the epoch (a pass over every record) once every K chances:
-// region entries for ebr/ner, quiescent states for qsbr.
-struct epoch_advance_kind {};
-template <unsigned K>
-struct advance_every {
-  static_assert(K > 0);
-  using policy_kind = epoch_advance_kind;
-  static constexpr unsigned value = K;
-};
-
 }  // namespace reclaim

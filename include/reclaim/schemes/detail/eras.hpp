@@ -16,34 +16,6 @@
 
 namespace reclaim {
 
-// The clock advances once every N allocations (create()) of a thread: smaller N tells more nodes
-// apart (less garbage kept by a reservation), larger N makes readers republish less often.
-struct era_frequency_kind {};
-template <unsigned N>
-struct era_frequency {
-  static_assert(N > 0);
-  using policy_kind = era_frequency_kind;
-  static constexpr unsigned value = N;
-};
-
-// A thread looks at its retired nodes once every N retires (frees what no reservation covers).
-struct scan_frequency_kind {};
-template <unsigned N>
-struct scan_frequency {
-  static_assert(N > 0);
-  using policy_kind = scan_frequency_kind;
-  static constexpr unsigned value = N;
-};
-
-// wfe's and crystalline_w's fast-path tries before a protect() asks for help (for tests, 0 sends
-// every read under wfe, and every read whose era changed under crystalline_w, to the slow path).
-struct wfe_fast_path_kind {};
-template <unsigned N>
-struct fast_path {
-  using policy_kind = wfe_fast_path_kind;
-  static constexpr unsigned value = N;
-};
-
 namespace detail {
 
 // A helped read (wfe, crystalline_w) carries the pointer a helper read as one 64-bit word, and the
