@@ -13,7 +13,7 @@
 #include <thread>
 #include <vector>
 
-#include <reclaim/core/dwcas.hpp>
+#include <reclaim/core/platform/dwcas.hpp>
 #include <reclaim/ds/hm_list.hpp>
 #include <reclaim/ds/ms_queue.hpp>
 #include <reclaim/schemes/he.hpp>
@@ -334,7 +334,8 @@ TEST(he_scheme, an_inner_guard_does_not_take_over_the_outer_slots) {
 
 // core::atomic_pair: two threads add to both words by compare-and-swap; no update is lost or torn.
 // (It never calls libatomic: x86-64 is an inline lock cmpxchg16b, AArch64 an ldaxp/stlxp loop;
-// only the TSan build uses the compiler's 16-byte builtins, which TSan models: core/dwcas.hpp.)
+// only the TSan build uses the compiler's 16-byte builtins, which TSan models:
+// core/platform/dwcas.hpp.)
 TEST(atomic_pair, concurrent_increments_of_both_words_are_exact) {
   reclaim::core::atomic_pair pair{reclaim::core::word_pair{0, 1000}};
   const long n = scaled(200000);

@@ -459,7 +459,7 @@ TEST(epoch_pop, sends_no_signal_while_no_thread_stalls) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// The barriers' refusals (core/process_barrier.hpp), from the texts of /proc files.
+// The barriers' refusals (core/platform/process_barrier.hpp), from the texts of /proc files.
 
 TEST(process_barrier, split_locks_are_trapped_where_the_processor_detects_them) {
   using reclaim::core::split_locks_trapped;

@@ -45,8 +45,8 @@
 #include "schemes/stamp_it.hpp"
 #include "schemes/token_ebr.hpp"
 #if defined(__x86_64__) || defined(__aarch64__)
-// The schemes built on a double-width compare-and-swap (core/dwcas.hpp: x86-64 and AArch64; he
-// shares wfe's header).
+// The schemes built on a double-width compare-and-swap (core/platform/dwcas.hpp: x86-64 and
+// AArch64; he shares wfe's header).
 #include "schemes/crystalline.hpp"
 #include "schemes/he.hpp"
 #include "schemes/hyaline.hpp"

@@ -117,12 +117,12 @@ struct compiler_only_light_side {
   static void light() noexcept { std::atomic_signal_fence(std::memory_order_seq_cst); }
 };
 
-// An asymmetric strategy from a process-wide barrier (core/process_barrier.hpp): Barrier::run()
-// returns once every thread of the process has executed a full memory barrier since the call
-// began (or will execute one before it next runs: a thread that is not running passed through a
-// context switch, itself a full barrier). The argument: a reader's barrier point either follows
-// its store of p (then the store is visible to every processor before run() returns, and the
-// reclaimer's later read of the slot sees it) or precedes it (then the reader's re-read, which
+// An asymmetric strategy from a process-wide barrier (core/platform/process_barrier.hpp):
+// Barrier::run() returns once every thread of the process has executed a full memory barrier since
+// the call began (or will execute one before it next runs: a thread that is not running passed
+// through a context switch, itself a full barrier). The argument: a reader's barrier point either
+// follows its store of p (then the store is visible to every processor before run() returns, and
+// the reclaimer's later read of the slot sees it) or precedes it (then the reader's re-read, which
 // follows its store in program order, comes after the barrier point, which comes after run()
 // began, which comes after the reclaimer's unlink: the re-read sees the unlink).
 template <class Barrier>

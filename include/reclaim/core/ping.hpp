@@ -34,14 +34,14 @@
 // still on its way from an earlier scan is waited for until its own time is up: a thread kept
 // off its core, where threads outnumber cores, answers when it runs again), and for the threads
 // that do not answer in time it falls back to a process-wide barrier (membarrier, else
-// the mprotect barrier: core/process_barrier.hpp), which makes every thread of the process run a
-// full barrier whether or not it takes signals, and pairs with the readers' release store and
+// the mprotect barrier: core/platform/process_barrier.hpp), which makes every thread of the process
+// run a full barrier whether or not it takes signals, and pairs with the readers' release store and
 // compiler barrier exactly as hp_asym's does. stats().fallbacks counts those barriers. Where no
 // process-wide barrier is available (old kernels off x86), the reclaimer waits for the answer as
 // long as it takes. A replaced handler (the application's own, SIG_IGN, SIG_DFL) stops the program
-// with a message naming the signal and the policy that changes it (core/signals.hpp), checked
-// before each round that signals anyone. A thread that is gone (tgkill fails with ESRCH) is not
-// waited for: it runs nothing any more.
+// with a message naming the signal and the policy that changes it (core/platform/signals.hpp),
+// checked before each round that signals anyone. A thread that is gone (tgkill fails with ESRCH) is
+// not waited for: it runs nothing any more.
 //
 // Differences from the paper. POP's handler copies the thread's private reservations into a
 // published array; here the slots are already in the thread's record, where reclaimers read them
@@ -51,8 +51,9 @@
 // touches this thread's mailbox, which is never freed). The paper pings every thread; here only the
 // active ones (above), and a lost answer degrades to a barrier instead of a hang.
 //
-// The mailboxes (core/mailbox.hpp, shared with nbr): a record is bound to its thread's mailbox,
-// which holds the thread's kernel id, its last answer and whether a ping is on its way to it.
+// The mailboxes (core/platform/mailbox.hpp, shared with nbr): a record is bound to its thread's
+// mailbox, which holds the thread's kernel id, its last answer and whether a ping is on its way to
+// it.
 #pragma once
 #include <signal.h>
 
@@ -66,9 +67,9 @@
 #include <vector>
 
 #include "fence.hpp"
-#include "mailbox.hpp"
-#include "process_barrier.hpp"
-#include "signals.hpp"
+#include "platform/mailbox.hpp"
+#include "platform/process_barrier.hpp"
+#include "platform/signals.hpp"
 #include "stats.hpp"
 
 namespace reclaim::core {
@@ -81,8 +82,9 @@ inline constinit std::atomic<std::uint64_t> pings{0};
 
 // The ping's handler: answers with the latest ping's number.
 inline void answer_ping(int sig, siginfo_t*, void*) noexcept {
-  // First: the ping is no longer on its way (core/mailbox.hpp). A reclaimer that found it still on
-  // its way, and so sent none, took its ping number before that in S, so we answer its ping too.
+  // First: the ping is no longer on its way (core/platform/mailbox.hpp). A reclaimer that found it
+  // still on its way, and so sent none, took its ping number before that in S, so we answer its
+  // ping too.
   thread_mailbox* m = signal_arrived(sig);
   if (m == nullptr) return;  // a stale id reused by a thread that uses no signalling domain
   // seq_cst (acquire part): pairs with the reclaimer's seq_cst RMW of `pings` (its unlinks happen
@@ -97,7 +99,7 @@ inline void answer_ping(int sig, siginfo_t*, void*) noexcept {
 
 }  // namespace detail
 
-// The strategy: Signal is the ping's signal policy (core/signals.hpp).
+// The strategy: Signal is the ping's signal policy (core/platform/signals.hpp).
 template <class Signal>
 struct ping_fence : compiler_only_light_side {
   static constexpr std::string_view scheme_name = "hazard_pop";
@@ -176,7 +178,7 @@ struct ping_fence : compiler_only_light_side {
     s.mailbox.load(std::memory_order_relaxed)->holders.fetch_sub(1, std::memory_order_release);
   }
   // In a child of fork(): the record's thread does not exist here. Unbound, so that no reclaimer
-  // pings it; its mailbox is freed with every other (core/mailbox.hpp).
+  // pings it; its mailbox is freed with every other (core/platform/mailbox.hpp).
   static void forget(record_state& s) noexcept {
     s.activity.store(idle_after(s.activity.load(std::memory_order_relaxed)),
                      std::memory_order_relaxed);
@@ -212,9 +214,10 @@ struct ping_fence : compiler_only_light_side {
       if (count_of(a) == 0) return;
       if (!std::exchange(handler_checked, true))
         require_signal_handler(Signal::number(), "hazard_pop", &detail::answer_ping);
-      // At most one ping on its way to a thread (core/mailbox.hpp). One that has not answered an
-      // earlier ping (it has not run since, or blocks the signal, or takes it with sigwait()) gets
-      // no second one: we wait for that one until its time is up, then the barrier covers it.
+      // At most one ping on its way to a thread (core/platform/mailbox.hpp). One that has not
+      // answered an earlier ping (it has not run since, or blocks the signal, or takes it with
+      // sigwait()) gets no second one: we wait for that one until its time is up, then the barrier
+      // covers it.
       const sent ping = send_once(*m, Signal::number());
       if (ping == sent::thread_gone) return;
       const clock::time_point now = clock::now();

@@ -41,7 +41,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "fork.hpp"
+#include "platform/fork.hpp"
 #include "padding.hpp"
 #include "retired.hpp"
 

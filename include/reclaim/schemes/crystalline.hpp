@@ -49,7 +49,7 @@
 
 #include "../concepts.hpp"
 #include "../core/domain.hpp"
-#include "../core/dwcas.hpp"
+#include "../core/platform/dwcas.hpp"
 #include "../core/guard_base.hpp"
 #include "../core/misuse.hpp"
 #include "../core/policy.hpp"

@@ -45,7 +45,7 @@
 #include "../core/fence.hpp"
 #include "../core/ping.hpp"
 #include "../core/policy.hpp"
-#include "../core/signals.hpp"
+#include "../core/platform/signals.hpp"
 #include "hp.hpp"
 
 namespace reclaim {

@@ -19,7 +19,7 @@
 // its assumptions and its argument:
 //   fence_policy<F>   who pays for the store-load order (core/fence.hpp): the symmetric fence here
 //                     (hp), a process-wide barrier in the scans (hp_asym: membarrier, hp_mprotect,
-//                     hp_splitcas; core/process_barrier.hpp), or a signal to each reader
+//                     hp_splitcas; core/platform/process_barrier.hpp), or a signal to each reader
 //                     (hazard_pop: Publish-on-Ping; core/ping.hpp)
 //   scan_policy<S>    how a scan finds a hazard: sorted_scan (the default: each hazard read once
 //                     per scan, sorted, then a binary search per retired node) or naive_scan (every
@@ -66,7 +66,7 @@
 #include "../core/marked_ptr.hpp"
 #include "../core/misuse.hpp"
 #include "../core/policy.hpp"
-#include "../core/signals.hpp"
+#include "../core/platform/signals.hpp"
 #include "../core/slot_guard.hpp"
 #include "../core/sorted_snapshot.hpp"
 #include "../free/batch.hpp"

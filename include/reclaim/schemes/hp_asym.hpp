@@ -30,7 +30,7 @@
 // hp<fence_policy<asymmetric_fence<membarrier_barrier>>, Policies...> and takes hp's policies.
 #pragma once
 #include "../core/fence.hpp"
-#include "../core/process_barrier.hpp"
+#include "../core/platform/process_barrier.hpp"
 #include "hp.hpp"
 
 namespace reclaim {

@@ -29,7 +29,7 @@
 // page changed.
 #pragma once
 #include "../core/fence.hpp"
-#include "../core/process_barrier.hpp"
+#include "../core/platform/process_barrier.hpp"
 #include "hp.hpp"
 
 static_assert(reclaim::core::x86,

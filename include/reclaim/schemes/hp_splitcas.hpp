@@ -28,7 +28,7 @@
 #error "reclaim::hp_splitcas needs x86 (its barrier is a split lock); use reclaim::hp_asym"
 #endif
 #include "../core/fence.hpp"
-#include "../core/process_barrier.hpp"
+#include "../core/platform/process_barrier.hpp"
 #include "hp.hpp"
 
 namespace reclaim {

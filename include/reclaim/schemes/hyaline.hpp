@@ -50,7 +50,7 @@
 
 #include "../concepts.hpp"
 #include "../core/domain.hpp"
-#include "../core/dwcas.hpp"
+#include "../core/platform/dwcas.hpp"
 #include "../core/guard_base.hpp"
 #include "../core/policy.hpp"
 #include "../core/region_guard.hpp"

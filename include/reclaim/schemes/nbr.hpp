@@ -5,11 +5,11 @@
 // per thread). Each thread keeps its retired nodes in a limbo bag. When the bag reaches its
 // threshold the thread runs a signal round: it sends a signal to every thread it sees in a read
 // phase, whose handler makes the thread drop its pointers and restart the read phase from the root
-// (a siglongjmp to RECLAIM_READ_PHASE); then it frees every node of its bag that no thread reserved.
-// nbr_plus (Algorithm 2) adds a low watermark: a thread whose bag is between the low and the high
-// watermark frees the part of its bag retired before it crossed the low watermark as soon as it
-// sees that another thread completed a whole signal round since then (announce timestamps, odd
-// during a round), so fewer signals are sent for the same work (stats().signals counts them).
+// (a siglongjmp to RECLAIM_READ_PHASE); then it frees every node of its bag that no thread
+// reserved. nbr_plus (Algorithm 2) adds a low watermark: a thread whose bag is between the low and
+// the high watermark frees the part of its bag retired before it crossed the low watermark as soon
+// as it sees that another thread completed a whole signal round since then (announce timestamps,
+// odd during a round), so fewer signals are sent for the same work (stats().signals counts them).
 //
 // When to use it. Structures whose operations fit the read/write-phase form (lazy_list,
 // harris_list, hm_list_restart, dgt_bst; not hm_list, whose searches resume mid-list): garbage is
@@ -20,11 +20,11 @@
 // 1024 retires instead of 32768). Paper 000's setting is nbr<scan_threshold<32768>>.
 //
 // What it bounds. With batch_free, a thread's bag holds at most max(threshold, R x records + 1)
-// nodes: a round frees everything that is not reserved, and at most R x records nodes are. A stalled
-// thread holds back at most its R reservations, whatever phase it stalls in. Garbage of an exited
-// thread is adopted by the next retire of a live thread. With an amortized free policy the freeable
-// list is bounded only while the retire rate stays within the policy's K, so bounds_garbage is the
-// free policy's `bounded`.
+// nodes: a round frees everything that is not reserved, and at most R x records nodes are. A
+// stalled thread holds back at most its R reservations, whatever phase it stalls in. Garbage of an
+// exited thread is adopted by the next retire of a live thread. With an amortized free policy the
+// freeable list is bounded only while the retire rate stays within the policy's K, so
+// bounds_garbage is the free policy's `bounded`.
 //
 // What it costs, and the wait the papers' implementations leave out. Per read phase: an RMW that
 // makes the thread restartable, the saved restart point (sigsetjmp without the signal mask: no
@@ -66,16 +66,16 @@
 // a full bag); a round waits for the threads it saw reading, as described above.
 // Differences from the paper: the wait above; only threads in a read phase are signalled (the
 // paper signals every thread), and at most one signal is on its way to a thread at a time (its
-// mailbox, core/mailbox.hpp, says whether one is: a thread that blocks the signal gets one, and
-// its read phase, which cannot be neutralized then, is waited for until it ends on its own); the
-// signal is sent with tgkill to the kernel thread id in the mailbox, safe after the thread exited
-// (pthread_kill on an exited thread is undefined): a reclaimer re-sends to it only while the
-// reader's phase word has not moved, and exit moves it, so at most a resend racing with the exit
-// reaches the id. tgkill names our own process too, so an id reused by another process is never
-// signalled (ESRCH, after which the reader is not waited for: it runs nothing any more); one
+// mailbox, core/platform/mailbox.hpp, says whether one is: a thread that blocks the signal gets
+// one, and its read phase, which cannot be neutralized then, is waited for until it ends on its
+// own); the signal is sent with tgkill to the kernel thread id in the mailbox, safe after the
+// thread exited (pthread_kill on an exited thread is undefined): a reclaimer re-sends to it only
+// while the reader's phase word has not moved, and exit moves it, so at most a resend racing with
+// the exit reaches the id. tgkill names our own process too, so an id reused by another process is
+// never signalled (ESRCH, after which the reader is not waited for: it runs nothing any more); one
 // reused by a new thread of ours gets a spurious signal, which its handler ignores outside a read
 // phase and otherwise answers with a harmless restart of the read phase from its root. Before a
-// round that signals anyone, the handler is checked to be still ours (core/signals.hpp: an
+// round that signals anyone, the handler is checked to be still ours (core/platform/signals.hpp: an
 // application that replaced it is stopped with a message). A user's comparison inside a read
 // phase runs in a window the signal does not cut (the restart waits until it returns:
 // detail/nbr_signal.hpp). In a child of fork() the parent's other threads are forgotten: out of
@@ -108,7 +108,7 @@
 namespace reclaim {
 
 // The neutralizing signal: rt_signal<K> is SIGRTMIN+K (the default is K = 4), signal_number<N> any
-// other signal, e.g. signal_number<SIGUSR2> (core/signals.hpp).
+// other signal, e.g. signal_number<SIGUSR2> (core/platform/signals.hpp).
 
 namespace detail {
 struct nbr_variant {
@@ -184,8 +184,8 @@ template <class FreePolicy, unsigned R>
 struct nbr_record : core::thread_record<FreePolicy> {
   // Read by reclaimers.
   alignas(core::cache_line) nbr_phase phase;
-  // The owner's mailbox (core/mailbox.hpp: its kernel id, the signals on their way to it), held
-  // while bound; published by the phase RMWs.
+  // The owner's mailbox (core/platform/mailbox.hpp: its kernel id, the signals on their way to it),
+  // held while bound; published by the phase RMWs.
   std::atomic<core::thread_mailbox*> mailbox{nullptr};
   std::atomic<std::uint64_t> announce{0};  // nbr_plus: odd while the owner runs a signal round
   // The outermost guard's R reservations, and blocks for nested guards.
@@ -480,8 +480,8 @@ class basic_nbr<Variant, Policies...>::domain
 
   // Sends the signal to a reader unless one is still on its way to it (it has not run the handler
   // yet: it is descheduled, or it blocks the signal, which then stays pending): pending real-time
-  // signals queue up, and their number is limited for the whole user (core/mailbox.hpp). False if
-  // the thread is gone.
+  // signals queue up, and their number is limited for the whole user (core/platform/mailbox.hpp).
+  // False if the thread is gone.
   bool signal(record& r, const typename record::reader& reader) const noexcept {
     switch (core::send_once(*reader.mailbox, signal_)) {
       case core::sent::now:
@@ -637,7 +637,7 @@ class basic_nbr<Variant, Policies...>::domain
     r.reserved.for_each_owned([](block& b) {
       for (auto& slot : b.slots) slot.store(nullptr, std::memory_order_relaxed);
     });
-    r.bound = false;  // its mailbox is free again (core/mailbox.hpp)
+    r.bound = false;  // its mailbox is free again (core/platform/mailbox.hpp)
   }
 
   // Thread exit, possibly inside an operation: the record leaves any read phase and drops its

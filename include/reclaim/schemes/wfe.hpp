@@ -21,7 +21,7 @@
 //    installs {pointer, era} with a CAS expecting {pending, tag}. The tag makes a late helper's
 //    CAS fail once the request is answered and the thread has moved on to a later request (ABA of
 //    the answer word); the CAS on both words at once (core::atomic_pair: cmpxchg16b inline, no
-//    libatomic; see core/dwcas.hpp) makes the pointer and its era one answer.
+//    libatomic; see core/platform/dwcas.hpp) makes the pointer and its era one answer.
 //  - The requester takes a helper's answer: it publishes the answer's era in its slot, then
 //    withdraws the answer (idle), then counts the request ended.
 //  - The floor. The helper reads the source, a field of the node (the "parent") the requester

@@ -12,7 +12,7 @@
 #include <atomic>
 #include <cassert>
 
-#include "../../core/fork.hpp"
+#include "../../core/platform/fork.hpp"
 
 namespace reclaim::ds::detail {
 

@@ -50,7 +50,7 @@
 #include <thread>
 #include <utility>
 
-#include "../../core/dwcas.hpp"
+#include "../../core/platform/dwcas.hpp"
 #include "../../core/grace.hpp"
 #include "../../core/padding.hpp"
 #include "crystalline_reservations.hpp"

@@ -18,7 +18,7 @@
 #include <new>
 #include <utility>
 
-#include "../../core/dwcas.hpp"
+#include "../../core/platform/dwcas.hpp"
 #include "eras.hpp"
 
 namespace reclaim::detail {

@@ -15,7 +15,7 @@
 #include <utility>
 #include <vector>
 
-#include "../../core/dwcas.hpp"
+#include "../../core/platform/dwcas.hpp"
 #include "../../core/guard_base.hpp"
 #include "../../core/guard_slots.hpp"
 #include "../../core/slot_guard.hpp"
@@ -111,7 +111,8 @@ class he_domain : public era_domain<he_domain<Scheme>, he_record<Scheme>, Scheme
   //    single order S. Every protect() on the dying container returned before our call, after
   //    withdrawing its request from the answer word (slow_path(): a seq_cst RMW W); W happens
   //    before F, so W precedes F in S, and Y precedes the helper's first load of the answer word (a
-  //    seq_cst RMW too, core/dwcas.hpp). So that load comes after W in S and reads W's value or a
+  //    seq_cst RMW too, core/platform/dwcas.hpp). So that load comes after W in S and reads W's
+  // value or a
   //    later one: the request is answered (its tag is never pending again), and the helper never
   //    calls its loader.
   // No allocation, no starvation: a round helps each pending request a bounded number of times,

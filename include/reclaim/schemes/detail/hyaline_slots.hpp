@@ -14,7 +14,7 @@
 #include <atomic>
 #include <cstdint>
 
-#include "../../core/dwcas.hpp"
+#include "../../core/platform/dwcas.hpp"
 #include "../../core/padding.hpp"
 #include "../../core/record.hpp"
 #include "../../core/retired.hpp"

@@ -1,11 +1,11 @@
 // The signal machinery of nbr (nbr.hpp): the per-thread phase word that the neutralizing signal's
 // handler reads, the handler itself and its installation. What every signalling scheme shares
-// (installing a handler, unblocking, sending to one thread) is in core/signals.hpp.
+// (installing a handler, unblocking, sending to one thread) is in core/platform/signals.hpp.
 //
 // The handler touches only async-signal-safe state: lock-free atomics reached through a constinit
 // thread_local pointer, the thread's restart point (reclaim::detail::restart_point, concepts.hpp),
-// pthread_sigmask and siglongjmp. It is one function for every nbr instantiation and every domain: a
-// thread is in at most one read phase at a time, and current_phase says which.
+// pthread_sigmask and siglongjmp. It is one function for every nbr instantiation and every domain:
+// a thread is in at most one read phase at a time, and current_phase says which.
 //
 // User code in a read phase. A jump out of the middle of a user's comparison or hash (which may
 // allocate, or take a lock) would leave malloc's lock or the user's held for ever. Containers run
@@ -26,8 +26,8 @@
 #include <string>
 
 #include "../../concepts.hpp"
-#include "../../core/mailbox.hpp"
-#include "../../core/signals.hpp"
+#include "../../core/platform/mailbox.hpp"
+#include "../../core/platform/signals.hpp"
 
 namespace reclaim::detail {
 
@@ -94,8 +94,9 @@ inline void leave_neutralized(nbr_phase& phase, std::uint64_t s) noexcept {
 }
 
 inline void nbr_on_signal(int sig, siginfo_t*, void* context) noexcept {
-  // First: the signal is no longer on its way (core/mailbox.hpp), whatever this thread is doing:
-  // a reclaimer that finds it on its way sends no other, and counts on this run of the handler.
+  // First: the signal is no longer on its way (core/platform/mailbox.hpp), whatever this thread is
+  // doing: a reclaimer that finds it on its way sends no other, and counts on this run of the
+  // handler.
   (void)core::signal_arrived(sig);
   nbr_phase* phase = current_phase.load(std::memory_order_relaxed);
   if (phase == nullptr) return;
@@ -140,9 +141,10 @@ inline void close_user_code() noexcept {
   restart_wanted.store(false, std::memory_order_relaxed);
 }
 
-// Installs nbr_on_signal for `sig` once per process (core/signals.hpp; SA_RESTART: a thread
-// interrupted in a system call outside a read phase resumes it; SA_SIGINFO: the handler reads the
-// interrupted context's mask). Throws if the signal already has a handler that is not nbr's.
+// Installs nbr_on_signal for `sig` once per process (core/platform/signals.hpp; SA_RESTART: a
+// thread interrupted in a system call outside a read phase resumes it; SA_SIGINFO: the handler
+// reads the interrupted context's mask). Throws if the signal already has a handler that is not
+// nbr's.
 inline void install_nbr_handler(int sig, const std::string& sig_name) {
   core::install_signal_handler(sig, sig_name, "nbr", &nbr_on_signal);
 }
@@ -156,10 +158,10 @@ inline void unblock_signal(int sig) noexcept {
 
 // Debug builds, when a thread binds to a domain: no handler of the application is installed with
 // SA_NODEFER while leaving `sig` out of its sa_mask. Such a handler runs with the very mask of the
-// read phase it interrupts, so nbr_on_signal() cannot tell it from the read phase and would jump out
-// of it, cutting the application's handler short. Names the signal and the fix, and returns false.
-// The handlers of synchronous faults (SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP: a crash handler, a
-// sanitizer's) are left out: they run only when the thread itself faults.
+// read phase it interrupts, so nbr_on_signal() cannot tell it from the read phase and would jump
+// out of it, cutting the application's handler short. Names the signal and the fix, and returns
+// false. The handlers of synchronous faults (SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP: a crash
+// handler, a sanitizer's) are left out: they run only when the thread itself faults.
 inline bool no_handler_hides_from(int sig) noexcept {
   for (int other = 1; other <= SIGRTMAX; ++other) {
     struct sigaction a{};

@@ -138,7 +138,7 @@ class mprotect_barrier {
   }
 
   // Serialized: two protection changes of one page at once could leave it read-only while we
-  // write it. (A fork() waits for the barrier under way: core/fork.hpp.)
+  // write it. (A fork() waits for the barrier under way: core/platform/fork.hpp.)
   static void run() noexcept {
     page* p = state();
     std::lock_guard lock(mutex_across_fork<page>());
