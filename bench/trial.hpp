@@ -29,6 +29,7 @@
 #include <vector>
 
 #include <reclaim/concepts.hpp>
+#include <reclaim/read_phase.hpp>
 
 #include "latency.hpp"
 #include "memory.hpp"

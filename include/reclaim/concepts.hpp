@@ -11,8 +11,6 @@
 // A container C declares, for each requirement a scheme may have, whether it meets it and, if not,
 // why: C::offers(need) -> support.
 #pragma once
-#include <setjmp.h>
-
 #include <atomic>
 #include <concepts>
 #include <string_view>
@@ -136,48 +134,11 @@ concept grace_periods = scheme<S> && S::domain::grace_periods;
 namespace reclaim {
 
 // A guard whose scheme may neutralize a read phase (nbr): it declares
-// `static constexpr bool neutralizable = true`, and RECLAIM_READ_PHASE puts a restart point there.
+// `static constexpr bool neutralizable = true`, and RECLAIM_READ_PHASE (read_phase.hpp) puts a
+// restart point there.
 template <class Guard>
 concept neutralizable_guard = requires {
   requires Guard::neutralizable;
 };
 
-// Whether objects of these types may be alive across a restart point: siglongjmp skips destructors,
-// which is undefined behaviour unless they are trivial. A container states it for what its read
-// phases keep, e.g. static_assert(reclaim::restart_safe<std::pair<node*, node*>>).
-template <class... T>
-inline constexpr bool restart_safe = (std::is_trivially_destructible_v<T> && ...);
-
-namespace detail {
-
-// This thread's restart point: where a neutralized read phase jumps back to. One per thread, since
-// a thread is in at most one read phase at a time. Only nbr's signal handler jumps to it.
-inline constinit thread_local sigjmp_buf restart_point{};
-
-// Before a restart point is saved the thread must not be restartable: a signal that arrived while
-// sigsetjmp writes the buffer would jump to half of it.
-template <class Guard>
-void prepare_restart_point(Guard& g) noexcept {
-  if constexpr (neutralizable_guard<Guard>) g.leave_read_phase();
-}
-
-}  // namespace detail
 }  // namespace reclaim
-
-// Marks the start of a read phase in a container's operation (a statement). For neutralization-based
-// schemes it is the restart point, a sigsetjmp that must be expanded in the container's own frame
-// (hence a macro): a neutralized thread jumps back here and runs the read phase again. For every
-// other scheme it compiles to the guard's no-op begin_read_phase(). The rules a read phase follows
-// are in docs/writing-a-container.md: it starts at the root, allocates, frees, retires and locks
-// nothing, and whatever is created after this point and alive when a signal may arrive must be
-// trivially destructible (reclaim::restart_safe). sigsetjmp(env, 0) does not save the signal mask
-// (no system call per read phase); the handler restores the thread's read-phase mask before it
-// jumps (schemes/detail/nbr_signal.hpp).
-#define RECLAIM_READ_PHASE(guard)                                                               \
-  do {                                                                                          \
-    if constexpr (::reclaim::neutralizable_guard<std::remove_cvref_t<decltype(guard)>>) {       \
-      ::reclaim::detail::prepare_restart_point(guard);                                          \
-      (void)sigsetjmp(::reclaim::detail::restart_point, 0);                                     \
-    }                                                                                           \
-    (guard).begin_read_phase();                                                                 \
-  } while (false)

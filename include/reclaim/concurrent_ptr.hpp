@@ -52,6 +52,7 @@
 #include <utility>
 
 #include "concepts.hpp"
+#include "read_phase.hpp"
 #include "core/marked_ptr.hpp"
 #include "core/retired.hpp"
 

@@ -24,6 +24,7 @@
 #include "free/amortized.hpp"
 #include "free/batch.hpp"
 #include "policies.hpp"
+#include "read_phase.hpp"
 #include "schemes/debra.hpp"
 #include "schemes/ebr.hpp"
 #include "schemes/epoch_pop.hpp"

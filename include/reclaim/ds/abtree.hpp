@@ -61,6 +61,7 @@
 #include <vector>
 
 #include "../concepts.hpp"
+#include "../read_phase.hpp"
 #include "detail/container_api.hpp"
 #include "detail/lifetime_check.hpp"
 #include "detail/llx_scx.hpp"

@@ -50,6 +50,7 @@
 #include <vector>
 
 #include "../concepts.hpp"
+#include "../read_phase.hpp"
 #include "detail/container_api.hpp"
 #include "detail/lifetime_check.hpp"
 #include "detail/read_phase_compare.hpp"

@@ -39,6 +39,7 @@
 #include <utility>
 
 #include "../concepts.hpp"
+#include "../read_phase.hpp"
 #include "../core/marked_ptr.hpp"
 #include "detail/container_api.hpp"
 #include "detail/lifetime_check.hpp"

@@ -32,6 +32,7 @@
 #include <utility>
 
 #include "../concepts.hpp"
+#include "../read_phase.hpp"
 #include "detail/container_api.hpp"
 #include "detail/lifetime_check.hpp"
 #include "detail/read_phase_compare.hpp"

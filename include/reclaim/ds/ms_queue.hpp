@@ -37,6 +37,7 @@
 #include <utility>
 
 #include "../concepts.hpp"
+#include "../read_phase.hpp"
 #include "detail/lifetime_check.hpp"
 #include "detail/value_slot.hpp"
 

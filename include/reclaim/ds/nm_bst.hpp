@@ -69,6 +69,7 @@
 #include <vector>
 
 #include "../concepts.hpp"
+#include "../read_phase.hpp"
 #include "../core/marked_ptr.hpp"
 #include "detail/container_api.hpp"
 #include "detail/lifetime_check.hpp"

@@ -96,6 +96,7 @@
 #include <vector>
 
 #include "../concepts.hpp"
+#include "../read_phase.hpp"
 #include "../core/domain.hpp"
 #include "../core/guard_base.hpp"
 #include "../core/guard_slots.hpp"

@@ -33,6 +33,7 @@
 #include <utility>
 
 #include "../../concepts.hpp"
+#include "../../read_phase.hpp"
 #include "../../core/marked_ptr.hpp"
 #include "container_api.hpp"
 #include "marked_chain.hpp"

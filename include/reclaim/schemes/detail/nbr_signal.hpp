@@ -26,6 +26,7 @@
 #include <string>
 
 #include "../../concepts.hpp"
+#include "../../read_phase.hpp"
 #include "../../core/platform/mailbox.hpp"
 #include "../../core/platform/signals.hpp"
 
