@@ -13,6 +13,7 @@
 #include <cstddef>
 #include <string>
 
+#include "core/policy.hpp"
 #include "free/amortized.hpp"
 #include "free/batch.hpp"
 
@@ -25,10 +26,8 @@ namespace reclaim {
 // (schemes/sized_for.hpp) picks it for a container.
 struct slots_kind {};
 template <unsigned K>
-struct slots {
+struct slots : core::value_policy<slots_kind, unsigned, K> {
   static_assert(K > 0);
-  using policy_kind = slots_kind;
-  static constexpr unsigned value = K;
 };
 
 // advance_every<N>: a thread advances the scheme's global clock (tries to: an epoch scheme first
@@ -38,10 +37,8 @@ struct slots {
 // apart), larger N costs readers less.
 struct advance_kind {};
 template <unsigned N>
-struct advance_every {
+struct advance_every : core::value_policy<advance_kind, unsigned, N> {
   static_assert(N > 0);
-  using policy_kind = advance_kind;
-  static constexpr unsigned value = N;
 };
 
 // check_every<K>: a thread looks for what it waits on once every K steps: debra checks one other
@@ -49,10 +46,8 @@ struct advance_every {
 // token every K frees while it frees a bag (token_periodic).
 struct check_kind {};
 template <unsigned K>
-struct check_every {
+struct check_every : core::value_policy<check_kind, unsigned, K> {
   static_assert(K > 0);
-  using policy_kind = check_kind;
-  static constexpr unsigned value = K;
 };
 
 // scan_every<N>: a thread looks at its retired nodes once every N of its retires and frees what no
@@ -60,16 +55,14 @@ struct check_every {
 // hold).
 struct scan_every_kind {};
 template <unsigned N>
-struct scan_every {
+struct scan_every : core::value_policy<scan_every_kind, unsigned, N> {
   static_assert(N > 0);
-  using policy_kind = scan_every_kind;
-  static constexpr unsigned value = N;
 };
 
 // scan_threshold<Base, PerSlot>: a thread reclaims once it holds Base + PerSlot x H retired nodes,
 // H the domain's protections: hp scans (Michael's R = H + Omega(H), so that a scan frees at least
 // R - H nodes: hp requires PerSlot >= 1; default <100, 2>), nbr runs a signal round when its limbo
-// bag holds that many (its high watermark; default <32768>).
+// bag holds that many (its high watermark; default <1024>).
 struct scan_threshold_kind {};
 template <std::size_t Base, std::size_t PerSlot = 0>
 struct scan_threshold {
@@ -92,10 +85,8 @@ struct low_watermark {
 // least N decrements (a stalled thread there accumulates them).
 struct stall_threshold_kind {};
 template <unsigned N>
-struct stall_threshold {
+struct stall_threshold : core::value_policy<stall_threshold_kind, unsigned, N> {
   static_assert(N > 0);
-  using policy_kind = stall_threshold_kind;
-  static constexpr unsigned value = N;
 };
 
 // fast_path<N>: wfe's and crystalline_w's fast-path tries before a protect() asks for help (for
@@ -103,10 +94,7 @@ struct stall_threshold {
 // the slow path).
 struct fast_path_kind {};
 template <unsigned N>
-struct fast_path {
-  using policy_kind = fast_path_kind;
-  static constexpr unsigned value = N;
-};
+struct fast_path : core::value_policy<fast_path_kind, unsigned, N> {};
 
 // fence_policy<F>: who pays for a hazard pointer's store-load order (core/fence.hpp): the readers
 // (symmetric_fence, hp's default), a process-wide barrier run by scans (hp_asym, hp_mprotect,

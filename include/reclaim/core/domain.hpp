@@ -336,6 +336,30 @@ class domain_base {
     return done;
   }
 
+  // The barrier of a scheme whose reclaimers check every node against what readers publish (hp,
+  // the era schemes): our garbage, then every other record's (borrowed through its garbage_claim
+  // between its retires, even while its thread stalls inside a guard) and the orphans; then scans
+  // (Domain::take_unprotected(me, from, safe)) until nothing gathered is protected or the deadline
+  // passes. Nodes that the caller's own protections hold would be waited for for ever:
+  // Domain::refuse_own_protection(me, left) names and stops them. What is still protected waits
+  // in the orphanage, stamped by stamp().
+  template <class Stamp>
+  bool scan_barrier(Record& me, deadline d, Stamp stamp) {
+    gathered g;
+    bool done = gather(me, g, d, [](Record& r, gathered& into) {
+      return borrow_if_idle(r, r.claim.word, garbage_claim::free, garbage_claim::lent, into);
+    });
+    waiter w(d);
+    self().take_unprotected(me, g.unsafe, g.safe);
+    self().refuse_own_protection(me, g.unsafe);
+    for (;;) {
+      counters::add(me.ctr.scans, 1);
+      if (g.unsafe.empty() || !w.wait()) break;
+      self().take_unprotected(me, g.unsafe, g.safe);
+    }
+    return finish_barrier(me, g, done && g.unsafe.empty(), stamp());
+  }
+
   // The schemes without an epoch of their own (hp, nbr, lfrc, hyaline, crystalline): returns once
   // every outermost guard open at the call has closed (its record's depth shows no guard, or a
   // later operation). The fence orders the caller's earlier writes (an unlink) before its reads of

@@ -21,6 +21,13 @@ struct find_policy<Kind, Default, First, Rest...> {
 template <class Kind, class Default, class... Policies>
 using find_policy_t = typename find_policy<Kind, Default, Policies...>::type;
 
+// A policy that is one number of its kind: slots<K> is a value_policy<slots_kind, unsigned, K>.
+template <class Kind, class T, T V>
+struct value_policy {
+  using policy_kind = Kind;
+  static constexpr T value = V;
+};
+
 // Every policy of a pack must be of a kind the scheme knows: a misspelt policy is a compile error,
 // not a silently ignored parameter.
 template <class... Kinds>

@@ -446,24 +446,11 @@ class hp<Policies...>::domain
     into.safe.splice(r.freeing.take());
   }
 
-  // Our garbage, then every other record's (borrowed between its retires, even while its thread
-  // stalls inside a guard) and the orphans; then scans until no hazard protects any of it.
+  // Scans until no hazard protects what it gathered (core::domain_base::scan_barrier). What is
+  // still protected is stamped by the keeper (epoch_pop: with the epoch now, no older than any of
+  // its nodes' tags).
   bool barrier_locked(record& me, core::deadline d) {
-    typename base::gathered g;
-    bool done = this->gather(me, g, d, [](record& r, typename base::gathered& into) {
-      return base::borrow_if_idle(r, r.claim.word, claim::free, claim::lent, into);
-    });
-    core::waiter w(d);
-    take_unprotected(me, g.unsafe, g.safe);
-    refuse_own_protection(me, g.unsafe);
-    for (;;) {
-      core::counters::add(me.ctr.scans, 1);
-      if (g.unsafe.empty() || !w.wait()) break;
-      take_unprotected(me, g.unsafe, g.safe);
-    }
-    // Only what no one protects any more is safe: the rest waits in the orphanage, stamped by the
-    // keeper (epoch_pop: with the epoch now, no older than any of its nodes' tags).
-    return this->finish_barrier(me, g, done && g.unsafe.empty(), keeper::stamp(*this));
+    return this->scan_barrier(me, d, [this] { return keeper::stamp(*this); });
   }
 
   // A barrier waits for the nodes a scan found protected. Those that the calling thread's own slots

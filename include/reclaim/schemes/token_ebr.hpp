@@ -120,10 +120,7 @@ struct pass_then_free {
 }  // namespace token_order
 
 namespace detail {
-struct token_no_check {
-  using policy_kind = check_kind;
-  static constexpr unsigned value = 0;
-};
+using token_no_check = core::value_policy<check_kind, unsigned, 0>;
 }  // namespace detail
 
 template <class Order, class... Policies>

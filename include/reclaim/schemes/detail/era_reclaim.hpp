@@ -199,23 +199,10 @@ class era_domain : public core::domain_base<Domain, Record> {
     into.safe.splice(r.freeing.take());
   }
 
-  // Our garbage, every other record's (borrowed between its retires, even while its thread stalls
-  // inside a guard) and the orphans; then scans until no reservation covers any of it.
+  // Scans until no reservation covers what it gathered (core::domain_base::scan_barrier); what a
+  // reservation still covers waits in the orphanage (each node keeps its own eras).
   bool barrier_locked(Record& me, core::deadline d) {
-    typename base::gathered g;
-    bool done = this->gather(me, g, d, [](Record& r, typename base::gathered& into) {
-      return base::borrow_if_idle(r, r.claim.word, claim::free, claim::lent, into);
-    });
-    core::waiter w(d);
-    take_unprotected(me, g.unsafe, g.safe);
-    refuse_own_protection(me, g.unsafe);
-    for (;;) {
-      core::counters::add(me.ctr.scans, 1);
-      if (g.unsafe.empty() || !w.wait()) break;
-      take_unprotected(me, g.unsafe, g.safe);
-    }
-    // What a reservation still covers waits in the orphanage (each node keeps its own eras).
-    return this->finish_barrier(me, g, done && g.unsafe.empty(), 0);
+    return this->scan_barrier(me, d, [] { return std::uint64_t{0}; });
   }
 
   // A barrier waits for the nodes a scan found covered. Those that the calling thread's own
