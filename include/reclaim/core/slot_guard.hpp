@@ -16,6 +16,11 @@
 //   create<T>(d, r, args...) -> T*       (optional) a node stamped by the scheme
 // and for the owned protection (slots taken from the record's pool, one per protection):
 //   take(d, r) -> slot&, give_back(d, r, slot&), clear(d, r, slot&)
+//   owned                                (optional) what a protection keeps of its slot, for a
+//                                        scheme whose protection holds the slot itself rather than
+//                                        a pointer into a pool: a type that behaves as a slot* (empty
+//                                        from nullptr, tests as bool, `*` gives the slot), and
+//                                        take(d, r) -> owned. By default a slot*
 //   holds                                whether a protection holds its record while it protects
 //                                        (slot_hold below), with activate(d, r) / deactivate(r)
 //   lends_slots, clears_lent_slot        whether a region lends its guard's slots, and whether a
@@ -41,6 +46,17 @@ namespace reclaim::core {
 
 template <class Hooks>
 class slot_protection;
+
+// What a protection keeps of its slot (Hooks::owned, by default a pointer to it).
+template <class Hooks>
+struct owned_slot {
+  using type = typename Hooks::slot*;
+};
+template <class Hooks>
+  requires requires { typename Hooks::owned; }
+struct owned_slot<Hooks> {
+  using type = typename Hooks::owned;
+};
 
 // When an owned protection holds its record (counts in it as an operation, or keeps it active):
 // never; from before its first publication until it protects nothing (hp under the POP schemes:
@@ -118,6 +134,7 @@ class slot_protection : thread_bound {
   using domain = typename Hooks::domain;
   using record = typename Hooks::record;
   using slot = typename Hooks::slot;
+  using owned = typename owned_slot<Hooks>::type;
   static constexpr slot_hold holds = Hooks::holds;
 
  public:
@@ -135,7 +152,7 @@ class slot_protection : thread_bound {
 
    private:
     friend slot_protection;
-    slot* lend() noexcept {
+    owned lend() noexcept {
       if constexpr (Hooks::lends_slots)
         return next_ < Hooks::slot_count ? &guard_.block_.slots[next_++] : nullptr;
       else
@@ -180,7 +197,7 @@ class slot_protection : thread_bound {
   // the hooks' give_back is out of line, so that this inlines into the operation that made it.
   [[gnu::always_inline]] ~slot_protection() {
     if (!slot_) return;
-    if (lent_) {
+    if (Hooks::lends_slots && lent_) {
       if constexpr (Hooks::clears_lent_slot) Hooks::clear(*domain_, *record_, *slot_);
       return;
     }
@@ -260,7 +277,7 @@ class slot_protection : thread_bound {
   // may throw where hazard_pointer::protect() may not). Throws std::bad_alloc.
   void take_slot() { (void)own_slot(); }
   // Whether this owns a slot (a default-constructed or moved-from protection owns none).
-  bool owns_slot() const noexcept { return slot_ != nullptr; }
+  bool owns_slot() const noexcept { return static_cast<bool>(slot_); }
 
   // Retires a node (tagged by core::to_retired) on this thread's record. Never throws.
   void retire(retired_hook* node) noexcept {
@@ -282,7 +299,10 @@ class slot_protection : thread_bound {
     check_owner();
     if (!slot_) [[unlikely]] {
       record_ = &Hooks::local(*domain_);
-      slot_ = &Hooks::take(*domain_, *record_);
+      if constexpr (requires { typename Hooks::owned; })
+        slot_ = Hooks::take(*domain_, *record_);
+      else
+        slot_ = &Hooks::take(*domain_, *record_);
     }
     return *slot_;
   }
@@ -322,7 +342,7 @@ class slot_protection : thread_bound {
 
   domain* domain_ = nullptr;
   record* record_ = nullptr;
-  slot* slot_ = nullptr;
+  owned slot_ = nullptr;
   bool lent_ = false;           // slot_ is a region's, not the pool's
   bool holding_ = false;        // this protection holds its record (slot_hold)
   [[no_unique_address]] loan loan_;  // while lent: debug builds count it in the region

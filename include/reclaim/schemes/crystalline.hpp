@@ -6,9 +6,10 @@
 // against reservations. One algorithm; crystalline_w adds a wait-free protect() (helping).
 //
 // Where things are. Here: the policies, the node and the algorithm (the domain's protect, seal,
-// traversal, flush, barrier, exit and fork), each step with the part of the proof it carries.
+// traversal, flush, barrier, exit and fork), each step with the part of the proof it carries, and
+// the hooks of the shared guard and protection (core/slot_guard.hpp).
 // detail/crystalline_reservations.hpp: the reservation word, the pool of a record that seals walk,
-// a guard's slots. detail/crystalline_helping.hpp: crystalline_w's requests, helpers and holds.
+// a guard's slots and a protection's. detail/crystalline_helping.hpp: crystalline_w's requests, helpers and holds.
 // detail/batch_domain.hpp: what the domain shares with hyaline. detail/birth_sorted.hpp: the two
 // batches a thread fills, sorted by birth era (the garbage bound: see join_batch()).
 //
@@ -53,6 +54,7 @@
 #include "../core/guard_base.hpp"
 #include "../core/misuse.hpp"
 #include "../core/policy.hpp"
+#include "../core/slot_guard.hpp"
 #include "../free/batch.hpp"
 #include "detail/batch_domain.hpp"
 #include "detail/birth_sorted.hpp"
@@ -112,9 +114,10 @@ struct basic_crystalline : core::scheme_base<basic_crystalline<WaitFree, Policie
     std::atomic<std::int64_t> refs{0};
   };
 
+  struct slot_hooks;
   class domain;
-  class guard;
-  class protection;
+  using guard = core::slot_guard<slot_hooks>;
+  using protection = core::slot_protection<slot_hooks>;
 };
 
 template <class... Policies>
@@ -205,8 +208,7 @@ class basic_crystalline<WaitFree, Policies...>::domain
   }
 
  private:
-  friend class basic_crystalline::guard;
-  friend class basic_crystalline::protection;
+  friend struct basic_crystalline::slot_hooks;
   friend base;
   friend batch_base;
   friend helping;
@@ -720,157 +722,71 @@ class basic_crystalline<WaitFree, Policies...>::domain
   std::uint64_t fork_generation_ = 0;
 };
 
+// The shared guard and owned protection (core/slot_guard.hpp) over crystalline's reservations. A
+// guard's K slots are its nesting level's (the domain's open() and close()). An owned protection
+// (what a reclaim::guard_ptr holds) keeps its slot itself (detail::crystalline_owned_slot): one
+// reservation, taken from the thread's pool on its first protect and given back when it ends; a
+// reset releases it (detaches and traverses its list) and keeps it for the next protect. A region
+// lends no slots (a slot is not a place in a pool that a protection could point at), so its
+// protections take their own reservations and may also outlive it. A node is freed with its batch:
+// when the last reservation that received the batch lets go, not when the protection that held the
+// node does.
 template <bool WaitFree, class... Policies>
-class basic_crystalline<WaitFree, Policies...>::guard : public core::guard_base<guard> {
- public:
-  static constexpr bool validates = true;
-  static constexpr unsigned slot_count = basic_crystalline::slot_count;
-
-  explicit guard(domain& d = basic_crystalline::default_domain())
-      : domain_(d), record_(d.threads_.local()), level_(d.open(record_)) {}
-  ~guard() {
-    this->check_owner();
-    domain_.close(record_, level_);
-  }
-  guard(const guard&) = delete;
-  guard& operator=(const guard&) = delete;
-
-  // A node stamped with the current era (hides guard_base::create).
-  template <class T, class... Args>
-  T* create(Args&&... args) const {
-    return domain_.template make<T>(record_, std::forward<Args>(args)...);
-  }
-
-  // The era loop on slot `slot`; the container still checks its own validity (the mark).
-  template <class P>
-  P protect(const std::atomic<P>& src, unsigned slot) {
-    assert(slot < slot_count);
-    this->check_owner();
-    return domain_.protect(record_, level_.slots[slot], src);
-  }
-
- private:
-  friend class core::guard_base<guard>;
-  friend class basic_crystalline::protection;
-  void retire_hook(core::retired_hook* node) { domain_.retire(record_, node); }
-
-  domain& domain_;
-  typename domain::record& record_;
-  typename domain::level& level_;
-};
-
-// One reservation, owned: what a reclaim::guard_ptr holds. Taken from the thread's pool on the
-// first protection and given back when the owner is destroyed; reset releases the reservation
-// (detaches and traverses its list) and keeps it for the next protect.
-template <bool WaitFree, class... Policies>
-class basic_crystalline<WaitFree, Policies...>::protection : core::thread_bound {
+struct basic_crystalline<WaitFree, Policies...>::slot_hooks {
+  using scheme = basic_crystalline;
+  using domain = basic_crystalline::domain;
+  using record = typename domain::record;
+  using block = typename domain::level;
   using slot = detail::crystalline_slot;
+  using owned = detail::crystalline_owned_slot;
+  template <class G>
+  using guard_base = core::guard_base<G>;
+  static constexpr unsigned slot_count = basic_crystalline::slot_count;
+  static constexpr core::slot_hold holds = core::slot_hold::never;
+  static constexpr bool lends_slots = false;
+  static constexpr bool clears_lent_slot = false;
 
- public:
-  // A node is freed with its batch: when the last reservation that received the batch lets go,
-  // not when the protection that held this node does (other protections whose eras cover a node
-  // of the batch keep all of it).
-  static constexpr bool holds_region = false;
-
-  // A region_guard's state: a guard for its scope. Protections made from it take their own
-  // reservations (they do not borrow), so they may also outlive it.
-  class region {
-   public:
-    explicit region(domain& d) : guard_(d) {}
-
-   private:
-    friend protection;
-    guard guard_;
-  };
-
-  protection() noexcept = default;
-  explicit protection(domain& d) noexcept : domain_(&d) {}
-  explicit protection(region& r) noexcept : domain_(&r.guard_.domain_) {}
-  protection(protection&& other) noexcept
-      : domain_(other.domain_),
-        record_(std::exchange(other.record_, nullptr)),
-        slot_(std::exchange(other.slot_, slot{})) {}
-  protection& operator=(protection&& other) noexcept {
-    reset_protection();
-    swap(other);
-    return *this;
-  }
-  [[gnu::always_inline]] ~protection() {
-    if (!record_) return;
-    check_owner();
-    give_back(*domain_, *record_, slot_);
-  }
-
-  void swap(protection& other) noexcept {
-    std::swap(domain_, other.domain_);
-    std::swap(record_, other.record_);
-    std::swap(slot_, other.slot_);
-  }
-
+  static record& local(domain& d) { return d.threads_.local(); }
+  static block& open(domain& d, record& r) { return d.open(r); }
+  static void close(domain& d, record& r, block& l) noexcept { d.close(r, l); }
+  // The era loop (domain::protect()), seq_cst whatever the order asked; the container still
+  // checks its own validity (the mark).
   template <class P>
-  P protect(const std::atomic<P>& src, std::memory_order) {
-    own();
-    return domain_->protect(*record_, slot_, src);
+  static P protect(domain& d, record& r, slot& s, const std::atomic<P>& src,
+                   std::memory_order /*order*/) {
+    return d.protect(r, s, src);
   }
-
-  template <class P>
-  bool try_protect(P& expected, const std::atomic<P>& src, std::memory_order order) {
-    P p = protect(src, order);
-    if (p == expected) return true;
-    reset_protection();
-    expected = p;
-    return false;
-  }
-
   // P2530's reset_protection(ptr): publishes the current era; p is protected only if the caller
   // then re-reads its source and finds p there (and the era has not moved: as protect()).
   template <class P>
-  void publish(P) {
-    own();
-    const detail::era_t now = domain_->clock_.now();
-    if (slot_.era != now) domain_->publish(*record_, slot_, now);
+  static void publish(domain& d, record& r, slot& s, P /*p*/) {
+    const detail::era_t now = d.clock_.now();
+    if (s.era != now) d.publish(r, s, now);
+  }
+  // A node stamped with the current era.
+  template <class T, class... Args>
+  static T* create(domain& d, record& r, Args&&... args) {
+    return d.template make<T>(r, std::forward<Args>(args)...);
   }
 
-  void reset_protection() noexcept {
-    if (slot_.res && slot_.era != detail::no_era) (void)domain_->release(*record_, slot_);
+  // r.protections counts the reservations that protections own, from their take until they are
+  // given back or abandoned to a hold (the domain's destructor checks that none is left).
+  [[gnu::noinline]] static owned take(domain& d, record& r) {
+    d.fence_once(r);
+    owned s(d.take_or_throw(r));
+    ++r.protections;
+    return s;
   }
-
-  void take_slot() { own(); }
-  bool owns_slot() const noexcept { return slot_.res != nullptr; }
-
-  void retire(core::retired_hook* node) {
-    assert(record_ && "reclaim: retire through a protection that never protected");
-    check_owner();
-    core::garbage_claim::free_policy_step(*record_);
-    domain_->retire(*record_, node);
-  }
-
- private:
-  void own() {
-    check_owner();
-    if (!slot_.res) [[unlikely]]
-      take();
-  }
-  [[gnu::noinline]] void take() {
-    if (!record_) {
-      typename domain::record& r = domain_->threads_.local();
-      domain_->fence_once(r);
-      slot_.res = &domain_->take_or_throw(r);
-      record_ = &r;
-      ++r.protections;
-    } else {
-      slot_.res = &domain_->take_or_throw(*record_);  // the last one went to a hold
-    }
-  }
-  [[gnu::noinline]] static void give_back(domain& d, typename domain::record& r,
-                                          slot& s) noexcept {
-    if (s.res && (s.era == detail::no_era || d.release(r, s))) r.pool.give_back(s.res);
+  [[gnu::noinline]] static void give_back(domain& d, record& r, slot& s) noexcept {
+    if (s.era == detail::no_era || d.release(r, s)) r.pool.give_back(s.res);
     --r.protections;
   }
-
-  domain* domain_ = nullptr;
-  typename domain::record* record_ = nullptr;
-  slot slot_{};
+  // The reservation is released and kept, unless it was abandoned to a hold (crystalline_w): the
+  // protection then owns none until its next protect takes one.
+  static void clear(domain& d, record& r, slot& s) noexcept {
+    if (s.era != detail::no_era && !d.release(r, s)) --r.protections;
+  }
+  static void retire(domain& d, record& r, core::retired_hook* node) { d.retire(r, node); }
 };
 
 }  // namespace reclaim

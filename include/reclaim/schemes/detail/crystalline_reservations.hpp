@@ -13,6 +13,7 @@
 // it.
 #pragma once
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <new>
@@ -42,6 +43,18 @@ struct alignas(32) crystalline_reservation {
 struct crystalline_slot {
   crystalline_reservation* res = nullptr;
   era_t era = no_era;
+};
+
+// A protection's slot, which it keeps itself (core::slot_protection's Hooks::owned): the domain
+// changes a slot in place (crystalline_w replaces its reservation: a frozen one goes to its hold,
+// a helped one takes over), so a protection cannot point at a slot in the pool. Empty while it
+// has no reservation (before its first protect, or once a reset abandoned it to a hold).
+struct crystalline_owned_slot {
+  crystalline_slot slot;
+  crystalline_owned_slot(std::nullptr_t = nullptr) noexcept {}
+  explicit crystalline_owned_slot(crystalline_reservation& x) noexcept : slot{&x, no_era} {}
+  explicit operator bool() const noexcept { return slot.res != nullptr; }
+  crystalline_slot& operator*() noexcept { return slot; }
 };
 
 // Every reservation of a record, in blocks that seals walk. The owner takes and gives back through
