@@ -8,8 +8,8 @@
 //   types     scheme, domain, record, block (a guard's K slots: `slots[K]`), slot, slot_count, and
 //             `template <class G> using guard_base` (core::guard_base<G>, or a base of it)
 //   local(d) -> record&                  the calling thread's record
-//   open(d, r) -> block&                 a guard begins: the block of its nesting level
-//   close(d, r, block&)                  it ends: its slots let go, the level closes
+//   begin(d, r) -> block&                a guard begins: the block of its nesting level
+//   end(d, r, block&)                    it ends: its slots let go, the level closes
 //   protect(d, r, slot&, src, order) -> P   publish and validate: the pointer src holds, once the
 //                                        slot protects it
 //   retire(d, r, node)                   a guard's retire
@@ -78,10 +78,10 @@ class slot_guard : public Hooks::template guard_base<slot_guard<Hooks>> {
   static constexpr unsigned slot_count = Hooks::slot_count;
 
   explicit slot_guard(domain& d = Hooks::scheme::default_domain())
-      : domain_(d), record_(Hooks::local(d)), block_(Hooks::open(d, record_)) {}
+      : domain_(d), record_(Hooks::local(d)), block_(Hooks::begin(d, record_)) {}
   ~slot_guard() {
     this->check_owner();
-    Hooks::close(domain_, record_, block_);
+    Hooks::end(domain_, record_, block_);
   }
   slot_guard(const slot_guard&) = delete;
   slot_guard& operator=(const slot_guard&) = delete;

@@ -747,8 +747,8 @@ struct basic_crystalline<WaitFree, Policies...>::slot_hooks {
   static constexpr bool clears_lent_slot = false;
 
   static record& local(domain& d) { return d.threads_.local(); }
-  static block& open(domain& d, record& r) { return d.open(r); }
-  static void close(domain& d, record& r, block& l) noexcept { d.close(r, l); }
+  static block& begin(domain& d, record& r) { return d.open(r); }
+  static void end(domain& d, record& r, block& l) noexcept { d.close(r, l); }
   // The era loop (domain::protect()), seq_cst whatever the order asked; the container still
   // checks its own validity (the mark).
   template <class P>

@@ -541,8 +541,8 @@ struct hp<Policies...>::slot_hooks {
   static constexpr bool clears_lent_slot = false;
 
   static record& local(domain& d) { return d.threads_.local(); }
-  static block& open(domain& d, record& r) { return d.open(r); }
-  static void close(domain&, record& r, block& b) noexcept {
+  static block& begin(domain& d, record& r) { return d.open(r); }
+  static void end(domain&, record& r, block& b) noexcept {
     domain::clear(b);
     domain::close(r);
   }

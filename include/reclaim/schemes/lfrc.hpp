@@ -334,8 +334,8 @@ struct lfrc<Policies...>::slot_hooks {
   static constexpr bool clears_lent_slot = true;
 
   static record& local(domain& d) { return d.threads_.local(); }
-  static block& open(domain& d, record& r) { return d.open(r); }
-  static void close(domain& d, record& r, block& b) noexcept { d.close(r, b); }
+  static block& begin(domain& d, record& r) { return d.open(r); }
+  static void end(domain& d, record& r, block& b) noexcept { d.close(r, b); }
 
   template <class P>
   static P protect(domain& d, record& r, slot& held, const std::atomic<P>& src,
