@@ -23,7 +23,6 @@
 #include <utility>
 
 #include "../concepts.hpp"
-#include "detail/bucket_table.hpp"
 #include "detail/bucket_api.hpp"
 #include "detail/guarded_hm_bucket.hpp"
 #include "detail/lifetime_check.hpp"
@@ -35,12 +34,11 @@ template <class Key, class Value, scheme Scheme, class Hash = std::hash<Key>,
 class basic_guarded_hm_hashmap
     : public detail::bucket_api<basic_guarded_hm_hashmap<Key, Value, Scheme, Hash, Compare>, Key,
                                 Value, Scheme, Compare,
-                                detail::guarded_hm_bucket<Key, Value, Scheme, Compare>> {
+                                detail::guarded_hm_bucket<Key, Value, Scheme, Compare>, Hash> {
   using bucket = detail::guarded_hm_bucket<Key, Value, Scheme, Compare>;
-  using api = detail::bucket_api<basic_guarded_hm_hashmap, Key, Value, Scheme, Compare, bucket>;
-  friend api;
-  friend typename api::container;
-  using api::domain_, api::life_, api::comp_;
+  using api =
+      detail::bucket_api<basic_guarded_hm_hashmap, Key, Value, Scheme, Compare, bucket, Hash>;
+  using api::domain_, api::life_, api::comp_, api::heads_;
 
  public:
   static constexpr std::string_view name =
@@ -63,12 +61,8 @@ class basic_guarded_hm_hashmap
   explicit basic_guarded_hm_hashmap(domain_type& domain = Scheme::default_domain(),
                                     std::size_t buckets = default_buckets,
                                     const Hash& hash = Hash(), const Compare& comp = Compare())
-      : api(domain, comp), table_(buckets, hash) {
+      : api(domain, comp, buckets, hash) {
     static_assert(protects<Scheme, basic_guarded_hm_hashmap>);
-  }
-  ~basic_guarded_hm_hashmap() {
-    life_.before_destruction(domain_);
-    table_.for_each_head(bucket::destroy_all);
   }
 
   // Map: the key's value, held until the value_ptr is reset or destroyed (empty if absent).
@@ -76,25 +70,11 @@ class basic_guarded_hm_hashmap
     requires api::is_map
   {
     detail::lifetime_check::operation op(life_);
-    return bucket::get(domain_, head_of(key), comp_, key);
+    return bucket::get(domain_, heads_.head_of(key), comp_, key);
   }
 
-  std::size_t bucket_count() const noexcept { return table_.count(); }
-  std::size_t bucket_of(const Key& key) const noexcept { return table_.bucket_of(key); }
-
-  // Quiescent (size(), for_each() and key_sum() come from container_api): every bucket well formed
-  // and every key in the bucket it hashes to.
-  bool well_formed() const { return table_.template well_formed<bucket>(comp_); }
-
- private:
-  typename bucket::link& head_of(const Key& key) noexcept { return table_.head_of(key); }
-
-  template <class F>
-  void for_each_element(F f) const {
-    table_.template for_each_element<bucket>(f);
-  }
-
-  detail::bucket_table<typename bucket::link, Hash> table_;
+  std::size_t bucket_count() const noexcept { return heads_.count(); }
+  std::size_t bucket_of(const Key& key) const noexcept { return heads_.bucket_of(key); }
 };
 
 template <class Key, class Value, scheme Scheme, class Hash = std::hash<Key>,

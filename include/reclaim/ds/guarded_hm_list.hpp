@@ -33,9 +33,7 @@ class basic_guarded_hm_list
                                 detail::guarded_hm_bucket<Key, Value, Scheme, Compare>> {
   using bucket = detail::guarded_hm_bucket<Key, Value, Scheme, Compare>;
   using api = detail::bucket_api<basic_guarded_hm_list, Key, Value, Scheme, Compare, bucket>;
-  friend api;
-  friend typename api::container;
-  using api::domain_, api::life_, api::comp_;
+  using api::domain_, api::life_, api::comp_, api::heads_;
 
  public:
   static constexpr std::string_view name = api::is_map ? "guarded_hm_list_map" : "guarded_hm_list";
@@ -56,32 +54,14 @@ class basic_guarded_hm_list
       : api(domain, comp) {
     static_assert(protects<Scheme, basic_guarded_hm_list>);
   }
-  ~basic_guarded_hm_list() {
-    life_.before_destruction(domain_);
-    bucket::destroy_all(head_);
-  }
 
   // Map: the key's value, held until the value_ptr is reset or destroyed (empty if absent).
   value_ptr get(const Key& key)
     requires api::is_map
   {
     detail::lifetime_check::operation op(life_);
-    return bucket::get(domain_, head_, comp_, key);
+    return bucket::get(domain_, heads_.head_of(key), comp_, key);
   }
-
-  // Quiescent (size(), for_each() and key_sum() come from container_api): keys strictly increasing
-  // and no marked node reachable.
-  bool well_formed() const { return bucket::well_formed(head_, comp_); }
-
- private:
-  typename bucket::link& head_of(const Key&) noexcept { return head_; }
-
-  template <class F>
-  void for_each_element(F f) const {
-    bucket::for_each_element(head_, f);
-  }
-
-  typename bucket::link head_;
 };
 
 // A set of keys ordered by Compare.

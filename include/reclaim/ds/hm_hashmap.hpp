@@ -29,10 +29,8 @@
 #include <utility>
 
 #include "../concepts.hpp"
-#include "detail/bucket_table.hpp"
 #include "detail/bucket_api.hpp"
 #include "detail/hm_bucket.hpp"
-#include "detail/lifetime_check.hpp"
 
 namespace reclaim::ds {
 
@@ -42,12 +40,11 @@ template <class Key, class Value, scheme Scheme, class Hash = std::hash<Key>,
 class basic_hm_hashmap
     : public detail::bucket_api<basic_hm_hashmap<Key, Value, Scheme, Hash, Compare, Search>, Key,
                                 Value, Scheme, Compare,
-                                detail::hm_read_phase_bucket<Key, Value, Scheme, Compare, Search>> {
+                                detail::hm_read_phase_bucket<Key, Value, Scheme, Compare, Search>,
+                                Hash> {
   using bucket = detail::hm_read_phase_bucket<Key, Value, Scheme, Compare, Search>;
-  using api = detail::bucket_api<basic_hm_hashmap, Key, Value, Scheme, Compare, bucket>;
-  friend api;
-  friend typename api::container;
-  using api::domain_, api::life_, api::comp_;
+  using api = detail::bucket_api<basic_hm_hashmap, Key, Value, Scheme, Compare, bucket, Hash>;
+  using api::heads_;
   static constexpr bool restarts = Search == detail::hm_search::restart_after_helping;
 
  public:
@@ -72,7 +69,7 @@ class basic_hm_hashmap
   explicit basic_hm_hashmap(domain_type& domain = Scheme::default_domain(),
                             std::size_t buckets = default_buckets, const Hash& hash = Hash(),
                             const Compare& comp = Compare())
-      : api(domain, comp), table_(buckets, hash) {
+      : api(domain, comp, buckets, hash) {
     // offers()'s reason, repeated: a static_assert message must be a string literal.
     static_assert(meets<Scheme, basic_hm_hashmap>(needs_restartable_read_phases),
                   "hm_hashmap and hm_hashset cannot serve a scheme that needs restartable read "
@@ -85,28 +82,9 @@ class basic_hm_hashmap
                   "predecessor, the node and its successor), and this scheme's guard has fewer "
                   "hazard slots: use hp<reclaim::slots<3>> or more");
   }
-  ~basic_hm_hashmap() {
-    life_.before_destruction(domain_);
-    table_.for_each_head(bucket::destroy_all);
-  }
 
-  std::size_t bucket_count() const noexcept { return table_.count(); }
-  std::size_t bucket_of(const Key& key) const noexcept { return table_.bucket_of(key); }
-
-  // Quiescent (size(), for_each() and key_sum() come from container_api): every bucket well formed
-  // (keys strictly increasing, no marked node reachable), and every key in the bucket it hashes to.
-  bool well_formed() const { return table_.template well_formed<bucket>(comp_); }
-
- private:
-  typename bucket::head_type& head_of(const Key& key) noexcept { return table_.head_of(key); }
-
-  // Bucket by bucket, each in key order.
-  template <class F>
-  void for_each_element(F f) const {
-    table_.template for_each_element<bucket>(f);
-  }
-
-  detail::bucket_table<typename bucket::head_type, Hash> table_;
+  std::size_t bucket_count() const noexcept { return heads_.count(); }
+  std::size_t bucket_of(const Key& key) const noexcept { return heads_.bucket_of(key); }
 };
 
 // A map from keys to values fixed at insertion, hashed by Hash, each bucket ordered by Compare.

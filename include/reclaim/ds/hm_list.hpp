@@ -11,9 +11,10 @@
 // read phases do not restart from the root: NBR cannot protect it (see hm_list_restart).
 //
 // The algorithm and its memory-ordering argument live in detail/hm_bucket.hpp, shared with
-// hm_hashmap; this is the list with one head. `hm_list<Key, Scheme, Compare>` is a set,
-// `hm_list_map<Key, Value, Scheme, Compare>` a map (detail/container_api.hpp); basic_hm_list is
-// also hm_list_restart (hm_list_restart.hpp), whose searches restart from the head after helping.
+// hm_hashmap, and the public operations in detail/bucket_api.hpp; this is the list with one head.
+// `hm_list<Key, Scheme, Compare>` is a set, `hm_list_map<Key, Value, Scheme, Compare>` a map
+// (detail/container_api.hpp); basic_hm_list is also hm_list_restart (hm_list_restart.hpp), whose
+// searches restart from the head after helping.
 #pragma once
 #include <atomic>
 #include <functional>
@@ -23,7 +24,6 @@
 #include "../concepts.hpp"
 #include "detail/bucket_api.hpp"
 #include "detail/hm_bucket.hpp"
-#include "detail/lifetime_check.hpp"
 
 namespace reclaim::ds {
 
@@ -35,9 +35,6 @@ class basic_hm_list
                                 detail::hm_read_phase_bucket<Key, Value, Scheme, Compare, Search>> {
   using bucket = detail::hm_read_phase_bucket<Key, Value, Scheme, Compare, Search>;
   using api = detail::bucket_api<basic_hm_list, Key, Value, Scheme, Compare, bucket>;
-  friend api;
-  friend typename api::container;
-  using api::domain_, api::life_, api::comp_;
   static constexpr bool restarts = Search == detail::hm_search::restart_after_helping;
 
  public:
@@ -71,24 +68,6 @@ class basic_hm_list
                   "predecessor, the node and its successor), and this scheme's guard has fewer "
                   "hazard slots: use hp<reclaim::slots<3>> or more");
   }
-  ~basic_hm_list() {
-    life_.before_destruction(domain_);
-    bucket::destroy_all(head_);
-  }
-
-  // Quiescent (size(), for_each() and key_sum() come from container_api): keys strictly increasing
-  // and no marked node reachable.
-  bool well_formed() const { return bucket::well_formed(head_, comp_); }
-
- private:
-  typename bucket::head_type& head_of(const Key&) noexcept { return head_; }
-
-  template <class F>
-  void for_each_element(F f) const {
-    bucket::for_each_element(head_, f);
-  }
-
-  typename bucket::head_type head_{};
 };
 
 // A set of keys ordered by Compare.

@@ -36,6 +36,7 @@ class guarded_hm_bucket {
   using compare_type = Compare;
   struct node;
   using link = concurrent_ptr<node, 1>;  // the mark: the node that owns this link is deleted
+  using head_type = link;
   using domain_type = typename Scheme::domain;
 
   struct node : Scheme::node_base, element<Key, Value> {
