@@ -47,6 +47,7 @@ template <class T, scheme Scheme>
 class ms_queue : public detail::container_base<Scheme> {
   using base = detail::container_base<Scheme>;
   using base::domain_, base::life_;
+
  public:
   static constexpr std::string_view name = "ms_queue";
   using value_type = T;

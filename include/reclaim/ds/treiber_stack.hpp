@@ -39,6 +39,7 @@ template <class T, scheme Scheme>
 class treiber_stack : public detail::container_base<Scheme> {
   using base = detail::container_base<Scheme>;
   using base::domain_, base::life_;
+
  public:
   static constexpr std::string_view name = "treiber_stack";
   using value_type = T;
