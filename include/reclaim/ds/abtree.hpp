@@ -63,25 +63,25 @@
 #include "../concepts.hpp"
 #include "../read_phase.hpp"
 #include "detail/container_api.hpp"
+#include "detail/container_base.hpp"
 #include "detail/lifetime_check.hpp"
 #include "detail/llx_scx.hpp"
-#include "detail/read_phase_compare.hpp"
 
 namespace reclaim::ds {
 
 template <class Key, class Value, scheme Scheme, class Compare = std::less<Key>, unsigned B = 16>
 class basic_abtree
-    : public detail::container_api<basic_abtree<Key, Value, Scheme, Compare, B>, Key, Value> {
+    : public detail::container_api<basic_abtree<Key, Value, Scheme, Compare, B>, Key, Value>,
+      public detail::sorted_base<Scheme, Compare> {
   using api = detail::container_api<basic_abtree, Key, Value>;
+  using base = detail::sorted_base<Scheme, Compare>;
   friend api;
+  using base::domain_, base::life_, base::comp_;
   static_assert(B >= 4 && B <= 256, "abtree: the degree B must be between 4 and 256");
 
  public:
   static constexpr std::string_view name = api::is_map ? "abtree_map" : "abtree";
-  using scheme_type = Scheme;
-  using domain_type = typename Scheme::domain;
-  using guard_type = typename Scheme::guard;
-  using key_compare = Compare;
+  using typename base::domain_type, typename base::guard_type;
   static constexpr unsigned max_degree = B;                          // b
   static constexpr unsigned min_degree = std::max(B / 4, 2u);        // a
   static constexpr unsigned slots_used = 0;  // no validating scheme can protect it (offers())
@@ -101,7 +101,7 @@ class basic_abtree
 
   explicit basic_abtree(domain_type& domain = Scheme::default_domain(),
                         const Compare& comp = Compare())
-      : domain_(domain), comp_(comp) {
+      : base(domain, comp) {
     // offers()'s reason, repeated: a static_assert message must be a string literal.
     static_assert(meets<Scheme, basic_abtree>(needs_validated_reads),
                   "abtree and abtree_map cannot serve a scheme that needs validated reads (hp): "
@@ -127,8 +127,6 @@ class basic_abtree
       delete n;
     }
   }
-  basic_abtree(const basic_abtree&) = delete;
-  basic_abtree& operator=(const basic_abtree&) = delete;
 
   bool contains(const Key& key) {
     detail::lifetime_check::operation op(life_);
@@ -687,9 +685,6 @@ class basic_abtree
     }
   }
 
-  domain_type& domain_;
-  [[no_unique_address]] detail::lifetime_check life_;
-  [[no_unique_address]] detail::read_phase_compare<Compare, Scheme> comp_;
   scx_type scx_;
   // The entry: an internal node with one child, the root (Brown's sentinel); never replaced.
   node entry_{false, false};

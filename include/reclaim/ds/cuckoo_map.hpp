@@ -62,6 +62,7 @@
 #include "../concepts.hpp"
 #include "../read_phase.hpp"
 #include "detail/container_api.hpp"
+#include "detail/container_base.hpp"
 #include "detail/lifetime_check.hpp"
 #include "detail/spinlock.hpp"
 
@@ -71,9 +72,12 @@ template <class Key, class Value, scheme Scheme, class Hash = std::hash<Key>,
           class KeyEqual = std::equal_to<Key>>
 class basic_cuckoo_map
     : public detail::container_api<basic_cuckoo_map<Key, Value, Scheme, Hash, KeyEqual>, Key,
-                                   Value> {
+                                   Value>,
+      public detail::container_base<Scheme> {
   using api = detail::container_api<basic_cuckoo_map, Key, Value>;
+  using base = detail::container_base<Scheme>;
   friend api;
+  using base::domain_, base::life_;
   using element = detail::element<Key, Value>;
   static_assert(std::is_copy_constructible_v<Key> &&
                     (std::is_void_v<Value> || std::is_copy_constructible_v<Value>),
@@ -82,9 +86,7 @@ class basic_cuckoo_map
 
  public:
   static constexpr std::string_view name = api::is_map ? "cuckoo_map" : "cuckoo_set";
-  using scheme_type = Scheme;
-  using domain_type = typename Scheme::domain;
-  using guard_type = typename Scheme::guard;
+  using typename base::domain_type, typename base::guard_type;
   using hasher = Hash;
   using key_equal = KeyEqual;
   static constexpr unsigned slots_per_bucket = 4;
@@ -98,7 +100,7 @@ class basic_cuckoo_map
   explicit basic_cuckoo_map(domain_type& domain = Scheme::default_domain(),
                             std::size_t capacity = default_capacity, const Hash& hash = Hash(),
                             const KeyEqual& equal = KeyEqual())
-      : domain_(domain),
+      : base(domain),
         hash_(hash),
         equal_(equal),
         table_(new table(std::bit_ceil(std::max<std::size_t>(capacity, slots_per_bucket)) /
@@ -107,8 +109,6 @@ class basic_cuckoo_map
     life_.before_destruction(domain_);
     delete table_.load(std::memory_order_relaxed);
   }
-  basic_cuckoo_map(const basic_cuckoo_map&) = delete;
-  basic_cuckoo_map& operator=(const basic_cuckoo_map&) = delete;
 
   bool contains(const Key& key) {
     return with_buckets_locked(key, [&](locked_pair& b) -> std::optional<bool> {
@@ -518,8 +518,6 @@ class basic_cuckoo_map
         if (t.buckets[b].occupied(s)) f(t.buckets[b].at(s));
   }
 
-  domain_type& domain_;
-  [[no_unique_address]] detail::lifetime_check life_;
   [[no_unique_address]] Hash hash_;
   [[no_unique_address]] KeyEqual equal_;
   std::atomic<table*> table_;

@@ -53,23 +53,23 @@
 #include "../read_phase.hpp"
 #include "detail/container_api.hpp"
 #include "detail/lifetime_check.hpp"
-#include "detail/read_phase_compare.hpp"
+#include "detail/lookup_api.hpp"
 #include "detail/version_lock.hpp"
 
 namespace reclaim::ds {
 
 template <class Key, class Value, scheme Scheme, class Compare = std::less<Key>>
 class basic_dgt_bst
-    : public detail::container_api<basic_dgt_bst<Key, Value, Scheme, Compare>, Key, Value> {
-  using api = detail::container_api<basic_dgt_bst, Key, Value>;
+    : public detail::lookup_api<basic_dgt_bst<Key, Value, Scheme, Compare>, Key, Value,
+                                Scheme, Compare> {
+  using api = detail::lookup_api<basic_dgt_bst, Key, Value, Scheme, Compare>;
   friend api;
+  friend typename api::container;
+  using api::domain_, api::life_, api::comp_;
 
  public:
   static constexpr std::string_view name = api::is_map ? "dgt_bst_map" : "dgt_bst";
-  using scheme_type = Scheme;
-  using domain_type = typename Scheme::domain;
-  using guard_type = typename Scheme::guard;
-  using key_compare = Compare;
+  using typename api::domain_type, typename api::guard_type;
   static constexpr unsigned slots_used = 0;  // no validating scheme can protect it (offers())
 
   static constexpr support offers(needs n) {
@@ -87,7 +87,7 @@ class basic_dgt_bst
 
   explicit basic_dgt_bst(domain_type& domain = Scheme::default_domain(),
                          const Compare& comp = Compare())
-      : domain_(domain), comp_(comp) {
+      : api(domain, comp) {
     // offers()'s reason, repeated: a static_assert message must be a string literal.
     static_assert(meets<Scheme, basic_dgt_bst>(needs_validated_reads),
                   "dgt_bst and dgt_bst_map cannot serve a scheme that needs validated reads (hp): "
@@ -109,30 +109,6 @@ class basic_dgt_bst
         delete as_router(n);
       }
     }
-  }
-  basic_dgt_bst(const basic_dgt_bst&) = delete;
-  basic_dgt_bst& operator=(const basic_dgt_bst&) = delete;
-
-  bool contains(const Key& key) {
-    detail::lifetime_check::operation op(life_);
-    guard_type g(domain_);
-    RECLAIM_READ_PHASE(g);
-    return holds(search(g, key).leaf, key);
-  }
-
-  // Map: calls f(const Value&) with the key's value, if present, while the leaf is protected; the
-  // reference must not escape f. Returns whether the key was present.
-  template <class F>
-    requires api::is_map
-  bool visit(const Key& key, F&& f) {
-    detail::lifetime_check::operation op(life_);
-    guard_type g(domain_);
-    RECLAIM_READ_PHASE(g);
-    node* found = search(g, key).leaf;
-    if (!holds(found, key)) return false;
-    g.write_phase(found);  // f may copy or allocate, which a read phase must not
-    f(std::as_const(as_leaf(found)->value));
-    return true;
   }
 
   bool erase(const Key& key) {
@@ -259,6 +235,12 @@ class basic_dgt_bst
   bool holds(const node* l, const Key& key) const {
     return l != &sentinel_ && !comp_(key, as_leaf(l)->key) && !comp_(as_leaf(l)->key, key);
   }
+  // lookup_api's hooks: the leaf holding key, found in the read phase g holds, or nullptr.
+  [[gnu::always_inline]] node* lookup(guard_type& g, const Key& key) {
+    node* found = search(g, key).leaf;
+    return holds(found, key) ? found : nullptr;
+  }
+  static const auto& value_of(const node* n) noexcept { return as_leaf(n)->value; }
 
   template <class K, class... V>
   bool emplace(K&& key, V&&... value) {
@@ -348,9 +330,6 @@ class basic_dgt_bst
     }
   }
 
-  domain_type& domain_;
-  [[no_unique_address]] detail::lifetime_check life_;
-  [[no_unique_address]] detail::read_phase_compare<Compare, Scheme> comp_;
   node sentinel_{true};
   node root_{false, &sentinel_};
 };

@@ -23,8 +23,7 @@
 #include <utility>
 
 #include "../concepts.hpp"
-#include "detail/bucket_table.hpp"
-#include "detail/container_api.hpp"
+#include "detail/bucket_api.hpp"
 #include "detail/guarded_hm_bucket.hpp"
 #include "detail/lifetime_check.hpp"
 
@@ -33,19 +32,19 @@ namespace reclaim::ds {
 template <class Key, class Value, scheme Scheme, class Hash = std::hash<Key>,
           class Compare = std::less<Key>>
 class basic_guarded_hm_hashmap
-    : public detail::container_api<basic_guarded_hm_hashmap<Key, Value, Scheme, Hash, Compare>,
-                                   Key, Value> {
-  using api = detail::container_api<basic_guarded_hm_hashmap, Key, Value>;
-  friend api;
+    : public detail::bucket_api<basic_guarded_hm_hashmap<Key, Value, Scheme, Hash, Compare>, Key,
+                                Value, Scheme, Compare,
+                                detail::guarded_hm_bucket<Key, Value, Scheme, Compare>, Hash> {
   using bucket = detail::guarded_hm_bucket<Key, Value, Scheme, Compare>;
+  using api =
+      detail::bucket_api<basic_guarded_hm_hashmap, Key, Value, Scheme, Compare, bucket, Hash>;
+  using api::domain_, api::life_, api::comp_, api::heads_;
 
  public:
   static constexpr std::string_view name =
       api::is_map ? "guarded_hm_hashmap" : "guarded_hm_hashset";
-  using scheme_type = Scheme;
-  using domain_type = typename Scheme::domain;
+  using typename api::domain_type;
   using hasher = Hash;
-  using key_compare = Compare;
   using value_ptr = typename bucket::value_ptr;
   static constexpr std::size_t default_buckets = std::size_t{1} << 14;
 
@@ -62,65 +61,20 @@ class basic_guarded_hm_hashmap
   explicit basic_guarded_hm_hashmap(domain_type& domain = Scheme::default_domain(),
                                     std::size_t buckets = default_buckets,
                                     const Hash& hash = Hash(), const Compare& comp = Compare())
-      : domain_(domain), comp_(comp), table_(buckets, hash) {
+      : api(domain, comp, buckets, hash) {
     static_assert(protects<Scheme, basic_guarded_hm_hashmap>);
   }
-  ~basic_guarded_hm_hashmap() {
-    life_.before_destruction(domain_);
-    table_.for_each_head(bucket::destroy_all);
-  }
-  basic_guarded_hm_hashmap(const basic_guarded_hm_hashmap&) = delete;
-  basic_guarded_hm_hashmap& operator=(const basic_guarded_hm_hashmap&) = delete;
 
-  bool contains(const Key& key) {
-    detail::lifetime_check::operation op(life_);
-    return bucket::contains(domain_, head_of(key), comp_, key);
-  }
-  bool erase(const Key& key) {
-    detail::lifetime_check::operation op(life_);
-    return bucket::erase(domain_, head_of(key), comp_, key);
-  }
-  // Map: calls f(const Value&) with the key's value, if present, while the node is held; the
-  // reference must not escape f. Returns whether the key was present.
-  template <class F>
-    requires api::is_map
-  bool visit(const Key& key, F&& f) {
-    detail::lifetime_check::operation op(life_);
-    return bucket::visit(domain_, head_of(key), comp_, key, std::forward<F>(f));
-  }
   // Map: the key's value, held until the value_ptr is reset or destroyed (empty if absent).
   value_ptr get(const Key& key)
     requires api::is_map
   {
     detail::lifetime_check::operation op(life_);
-    return bucket::get(domain_, head_of(key), comp_, key);
+    return bucket::get(domain_, heads_.head_of(key), comp_, key);
   }
 
-  std::size_t bucket_count() const noexcept { return table_.count(); }
-  std::size_t bucket_of(const Key& key) const noexcept { return table_.bucket_of(key); }
-
-  // Quiescent (size(), for_each() and key_sum() come from container_api): every bucket well formed
-  // and every key in the bucket it hashes to.
-  bool well_formed() const { return table_.template well_formed<bucket>(comp_); }
-
- private:
-  typename bucket::link& head_of(const Key& key) noexcept { return table_.head_of(key); }
-
-  template <class K, class... V>
-  bool emplace(K&& key, V&&... value) {
-    detail::lifetime_check::operation op(life_);
-    return bucket::emplace(domain_, head_of(key), comp_, std::forward<K>(key),
-                           std::forward<V>(value)...);
-  }
-  template <class F>
-  void for_each_element(F f) const {
-    table_.template for_each_element<bucket>(f);
-  }
-
-  domain_type& domain_;
-  [[no_unique_address]] detail::lifetime_check life_;
-  [[no_unique_address]] Compare comp_;
-  detail::bucket_table<typename bucket::link, Hash> table_;
+  std::size_t bucket_count() const noexcept { return heads_.count(); }
+  std::size_t bucket_of(const Key& key) const noexcept { return heads_.bucket_of(key); }
 };
 
 template <class Key, class Value, scheme Scheme, class Hash = std::hash<Key>,

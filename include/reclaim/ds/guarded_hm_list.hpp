@@ -20,7 +20,7 @@
 #include <utility>
 
 #include "../concepts.hpp"
-#include "detail/container_api.hpp"
+#include "detail/bucket_api.hpp"
 #include "detail/guarded_hm_bucket.hpp"
 #include "detail/lifetime_check.hpp"
 
@@ -28,17 +28,16 @@ namespace reclaim::ds {
 
 template <class Key, class Value, scheme Scheme, class Compare = std::less<Key>>
 class basic_guarded_hm_list
-    : public detail::container_api<basic_guarded_hm_list<Key, Value, Scheme, Compare>, Key,
-                                   Value> {
-  using api = detail::container_api<basic_guarded_hm_list, Key, Value>;
-  friend api;
+    : public detail::bucket_api<basic_guarded_hm_list<Key, Value, Scheme, Compare>, Key, Value,
+                                Scheme, Compare,
+                                detail::guarded_hm_bucket<Key, Value, Scheme, Compare>> {
   using bucket = detail::guarded_hm_bucket<Key, Value, Scheme, Compare>;
+  using api = detail::bucket_api<basic_guarded_hm_list, Key, Value, Scheme, Compare, bucket>;
+  using api::domain_, api::life_, api::comp_, api::heads_;
 
  public:
   static constexpr std::string_view name = api::is_map ? "guarded_hm_list_map" : "guarded_hm_list";
-  using scheme_type = Scheme;
-  using domain_type = typename Scheme::domain;
-  using key_compare = Compare;
+  using typename api::domain_type;
   using value_ptr = typename bucket::value_ptr;
 
   static constexpr support offers(needs n) {
@@ -52,60 +51,17 @@ class basic_guarded_hm_list
 
   explicit basic_guarded_hm_list(domain_type& domain = Scheme::default_domain(),
                                  const Compare& comp = Compare())
-      : domain_(domain), comp_(comp) {
+      : api(domain, comp) {
     static_assert(protects<Scheme, basic_guarded_hm_list>);
   }
-  ~basic_guarded_hm_list() {
-    life_.before_destruction(domain_);
-    bucket::destroy_all(head_);
-  }
-  basic_guarded_hm_list(const basic_guarded_hm_list&) = delete;
-  basic_guarded_hm_list& operator=(const basic_guarded_hm_list&) = delete;
 
-  bool contains(const Key& key) {
-    detail::lifetime_check::operation op(life_);
-    return bucket::contains(domain_, head_, comp_, key);
-  }
-  bool erase(const Key& key) {
-    detail::lifetime_check::operation op(life_);
-    return bucket::erase(domain_, head_, comp_, key);
-  }
-
-  // Map: calls f(const Value&) with the key's value, if present, while the node is held; the
-  // reference must not escape f. Returns whether the key was present.
-  template <class F>
-    requires api::is_map
-  bool visit(const Key& key, F&& f) {
-    detail::lifetime_check::operation op(life_);
-    return bucket::visit(domain_, head_, comp_, key, std::forward<F>(f));
-  }
   // Map: the key's value, held until the value_ptr is reset or destroyed (empty if absent).
   value_ptr get(const Key& key)
     requires api::is_map
   {
     detail::lifetime_check::operation op(life_);
-    return bucket::get(domain_, head_, comp_, key);
+    return bucket::get(domain_, heads_.head_of(key), comp_, key);
   }
-
-  // Quiescent (size(), for_each() and key_sum() come from container_api): keys strictly increasing
-  // and no marked node reachable.
-  bool well_formed() const { return bucket::well_formed(head_, comp_); }
-
- private:
-  template <class K, class... V>
-  bool emplace(K&& key, V&&... value) {
-    detail::lifetime_check::operation op(life_);
-    return bucket::emplace(domain_, head_, comp_, std::forward<K>(key), std::forward<V>(value)...);
-  }
-  template <class F>
-  void for_each_element(F f) const {
-    bucket::for_each_element(head_, f);
-  }
-
-  domain_type& domain_;
-  [[no_unique_address]] detail::lifetime_check life_;
-  [[no_unique_address]] Compare comp_;
-  typename bucket::link head_;
 };
 
 // A set of keys ordered by Compare.

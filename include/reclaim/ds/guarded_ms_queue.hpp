@@ -25,13 +25,16 @@
 
 #include "../concepts.hpp"
 #include "../concurrent_ptr.hpp"
+#include "detail/container_base.hpp"
 #include "detail/lifetime_check.hpp"
 #include "detail/value_slot.hpp"
 
 namespace reclaim::ds {
 
 template <class T, scheme Scheme>
-class guarded_ms_queue {
+class guarded_ms_queue : public detail::container_base<Scheme> {
+  using base = detail::container_base<Scheme>;
+  using base::domain_, base::life_;
   struct node;
   using link = concurrent_ptr<node>;
   using guard = guard_ptr<node, Scheme>;
@@ -40,8 +43,7 @@ class guarded_ms_queue {
  public:
   static constexpr std::string_view name = "guarded_ms_queue";
   using value_type = T;
-  using scheme_type = Scheme;
-  using domain_type = typename Scheme::domain;
+  using typename base::domain_type;
 
   static constexpr support offers(needs n) {
     switch (n) {
@@ -53,7 +55,7 @@ class guarded_ms_queue {
     }
   }
 
-  explicit guarded_ms_queue(domain_type& domain = Scheme::default_domain()) : domain_(domain) {
+  explicit guarded_ms_queue(domain_type& domain = Scheme::default_domain()) : base(domain) {
     static_assert(protects<Scheme, guarded_ms_queue>);
     node* dummy = new node;
     // relaxed: the queue reaches other threads through whatever shares it with them.
@@ -73,8 +75,6 @@ class guarded_ms_queue {
     }
     delete dummy;  // its storage is empty
   }
-  guarded_ms_queue(const guarded_ms_queue&) = delete;
-  guarded_ms_queue& operator=(const guarded_ms_queue&) = delete;
 
   void push(T value) { emplace(std::move(value)); }
 
@@ -164,8 +164,6 @@ class guarded_ms_queue {
     link next;
   };
 
-  domain_type& domain_;
-  [[no_unique_address]] detail::lifetime_check life_;
   link head_;
   link tail_;
 };

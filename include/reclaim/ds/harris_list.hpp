@@ -41,9 +41,8 @@
 #include "../concepts.hpp"
 #include "../read_phase.hpp"
 #include "../core/marked_ptr.hpp"
-#include "detail/container_api.hpp"
 #include "detail/lifetime_check.hpp"
-#include "detail/read_phase_compare.hpp"
+#include "detail/lookup_api.hpp"
 
 namespace reclaim::ds {
 
@@ -52,16 +51,16 @@ struct harris_list_test_peer;
 
 template <class Key, class Value, scheme Scheme, class Compare = std::less<Key>>
 class basic_harris_list
-    : public detail::container_api<basic_harris_list<Key, Value, Scheme, Compare>, Key, Value> {
-  using api = detail::container_api<basic_harris_list, Key, Value>;
+    : public detail::lookup_api<basic_harris_list<Key, Value, Scheme, Compare>, Key, Value,
+                                Scheme, Compare> {
+  using api = detail::lookup_api<basic_harris_list, Key, Value, Scheme, Compare>;
   friend api;
+  friend typename api::container;
+  using api::domain_, api::life_, api::comp_;
 
  public:
   static constexpr std::string_view name = api::is_map ? "harris_list_map" : "harris_list";
-  using scheme_type = Scheme;
-  using domain_type = typename Scheme::domain;
-  using guard_type = typename Scheme::guard;
-  using key_compare = Compare;
+  using typename api::domain_type, typename api::guard_type;
   static constexpr unsigned slots_used = 0;  // no validating scheme can protect it (offers())
 
   static constexpr support offers(needs n) {
@@ -79,7 +78,7 @@ class basic_harris_list
 
   explicit basic_harris_list(domain_type& domain = Scheme::default_domain(),
                              const Compare& comp = Compare())
-      : domain_(domain), comp_(comp) {
+      : api(domain, comp) {
     // offers()'s reason, repeated: a static_assert message must be a string literal.
     static_assert(meets<Scheme, basic_harris_list>(needs_validated_reads),
                   "harris_list and harris_list_map cannot serve a scheme that needs validated "
@@ -95,31 +94,6 @@ class basic_harris_list
       delete as_node(n);
       n = next;
     }
-  }
-  basic_harris_list(const basic_harris_list&) = delete;
-  basic_harris_list& operator=(const basic_harris_list&) = delete;
-
-  bool contains(const Key& key) {
-    detail::lifetime_check::operation op(life_);
-    guard_type g(domain_);
-    RECLAIM_READ_PHASE(g);
-    window w = search(g, key);
-    return holds(w.right, key);
-  }
-
-  // Map: calls f(const Value&) with the key's value, if present, while the node is protected; the
-  // reference must not escape f. Returns whether the key was present.
-  template <class F>
-    requires api::is_map
-  bool visit(const Key& key, F&& f) {
-    detail::lifetime_check::operation op(life_);
-    guard_type g(domain_);
-    RECLAIM_READ_PHASE(g);
-    window w = search(g, key);
-    if (!holds(w.right, key)) return false;
-    g.write_phase(w.right);  // f may copy or allocate, which a read phase must not
-    f(std::as_const(as_node(w.right)->value));
-    return true;
   }
 
   bool erase(const Key& key) {
@@ -196,6 +170,12 @@ class basic_harris_list
   bool holds(const link_node* right, const Key& key) const {
     return right != &tail_ && !comp_(key, as_node(right)->key);
   }
+  // lookup_api's hooks: the node holding key, found in the read phase g holds, or nullptr.
+  [[gnu::always_inline]] link_node* lookup(guard_type& g, const Key& key) {
+    link_node* found = search(g, key).right;
+    return holds(found, key) ? found : nullptr;
+  }
+  static const auto& value_of(const link_node* n) noexcept { return as_node(n)->value; }
   link_node* first() const { return head_.next.load(std::memory_order_acquire).get(); }
 
   template <class K, class... V>
@@ -282,9 +262,6 @@ class basic_harris_list
       f(*as_node(n));
   }
 
-  domain_type& domain_;
-  [[no_unique_address]] detail::lifetime_check life_;
-  [[no_unique_address]] detail::read_phase_compare<Compare, Scheme> comp_;
   link_node tail_{nullptr};
   link_node head_{&tail_};
 };

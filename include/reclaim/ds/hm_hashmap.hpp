@@ -29,11 +29,8 @@
 #include <utility>
 
 #include "../concepts.hpp"
-#include "detail/bucket_table.hpp"
-#include "detail/container_api.hpp"
+#include "detail/bucket_api.hpp"
 #include "detail/hm_bucket.hpp"
-#include "detail/lifetime_check.hpp"
-#include "detail/read_phase_compare.hpp"
 
 namespace reclaim::ds {
 
@@ -41,23 +38,21 @@ template <class Key, class Value, scheme Scheme, class Hash = std::hash<Key>,
           class Compare = std::less<Key>,
           detail::hm_search Search = detail::hm_search::resume_after_helping>
 class basic_hm_hashmap
-    : public detail::container_api<basic_hm_hashmap<Key, Value, Scheme, Hash, Compare, Search>,
-                                   Key, Value> {
-  using api = detail::container_api<basic_hm_hashmap, Key, Value>;
-  friend api;
-  using bucket =
-      detail::hm_bucket<Key, Value, Scheme, detail::read_phase_compare<Compare, Scheme>, Search>;
+    : public detail::bucket_api<basic_hm_hashmap<Key, Value, Scheme, Hash, Compare, Search>, Key,
+                                Value, Scheme, Compare,
+                                detail::hm_read_phase_bucket<Key, Value, Scheme, Compare, Search>,
+                                Hash> {
+  using bucket = detail::hm_read_phase_bucket<Key, Value, Scheme, Compare, Search>;
+  using api = detail::bucket_api<basic_hm_hashmap, Key, Value, Scheme, Compare, bucket, Hash>;
+  using api::heads_;
   static constexpr bool restarts = Search == detail::hm_search::restart_after_helping;
 
  public:
   static constexpr std::string_view name =
       restarts ? (api::is_map ? "hm_hashmap_restart" : "hm_hashset_restart")
                : (api::is_map ? "hm_hashmap" : "hm_hashset");
-  using scheme_type = Scheme;
-  using domain_type = typename Scheme::domain;
-  using guard_type = typename Scheme::guard;
+  using typename api::domain_type;
   using hasher = Hash;
-  using key_compare = Compare;
   static constexpr unsigned slots_used = bucket::slots_used;
   static constexpr std::size_t default_buckets = std::size_t{1} << 14;
 
@@ -74,7 +69,7 @@ class basic_hm_hashmap
   explicit basic_hm_hashmap(domain_type& domain = Scheme::default_domain(),
                             std::size_t buckets = default_buckets, const Hash& hash = Hash(),
                             const Compare& comp = Compare())
-      : domain_(domain), comp_(comp), table_(buckets, hash) {
+      : api(domain, comp, buckets, hash) {
     // offers()'s reason, repeated: a static_assert message must be a string literal.
     static_assert(meets<Scheme, basic_hm_hashmap>(needs_restartable_read_phases),
                   "hm_hashmap and hm_hashset cannot serve a scheme that needs restartable read "
@@ -87,56 +82,9 @@ class basic_hm_hashmap
                   "predecessor, the node and its successor), and this scheme's guard has fewer "
                   "hazard slots: use hp<reclaim::slots<3>> or more");
   }
-  ~basic_hm_hashmap() {
-    life_.before_destruction(domain_);
-    table_.for_each_head(bucket::destroy_all);
-  }
-  basic_hm_hashmap(const basic_hm_hashmap&) = delete;
-  basic_hm_hashmap& operator=(const basic_hm_hashmap&) = delete;
 
-  bool contains(const Key& key) {
-    detail::lifetime_check::operation op(life_);
-    return bucket::lookup(domain_, head_of(key), comp_, key, nullptr);
-  }
-  bool erase(const Key& key) {
-    detail::lifetime_check::operation op(life_);
-    return bucket::erase(domain_, head_of(key), comp_, key);
-  }
-  // Map: calls f(const Value&) with the key's value, if present, while the node is protected; the
-  // reference must not escape f. Returns whether the key was present.
-  template <class F>
-    requires api::is_map
-  bool visit(const Key& key, F&& f) {
-    detail::lifetime_check::operation op(life_);
-    return bucket::lookup(domain_, head_of(key), comp_, key, std::forward<F>(f));
-  }
-
-  std::size_t bucket_count() const noexcept { return table_.count(); }
-  std::size_t bucket_of(const Key& key) const noexcept { return table_.bucket_of(key); }
-
-  // Quiescent (size(), for_each() and key_sum() come from container_api): every bucket well formed
-  // (keys strictly increasing, no marked node reachable), and every key in the bucket it hashes to.
-  bool well_formed() const { return table_.template well_formed<bucket>(comp_); }
-
- private:
-  typename bucket::head_type& head_of(const Key& key) noexcept { return table_.head_of(key); }
-
-  template <class K, class... V>
-  bool emplace(K&& key, V&&... value) {
-    detail::lifetime_check::operation op(life_);
-    return bucket::emplace(domain_, head_of(key), comp_, std::forward<K>(key),
-                           std::forward<V>(value)...);
-  }
-  // Bucket by bucket, each in key order.
-  template <class F>
-  void for_each_element(F f) const {
-    table_.template for_each_element<bucket>(f);
-  }
-
-  domain_type& domain_;
-  [[no_unique_address]] detail::lifetime_check life_;
-  [[no_unique_address]] detail::read_phase_compare<Compare, Scheme> comp_;
-  detail::bucket_table<typename bucket::head_type, Hash> table_;
+  std::size_t bucket_count() const noexcept { return heads_.count(); }
+  std::size_t bucket_of(const Key& key) const noexcept { return heads_.bucket_of(key); }
 };
 
 // A map from keys to values fixed at insertion, hashed by Hash, each bucket ordered by Compare.

@@ -11,9 +11,10 @@
 // read phases do not restart from the root: NBR cannot protect it (see hm_list_restart).
 //
 // The algorithm and its memory-ordering argument live in detail/hm_bucket.hpp, shared with
-// hm_hashmap; this is the list with one head. `hm_list<Key, Scheme, Compare>` is a set,
-// `hm_list_map<Key, Value, Scheme, Compare>` a map (detail/container_api.hpp); basic_hm_list is
-// also hm_list_restart (hm_list_restart.hpp), whose searches restart from the head after helping.
+// hm_hashmap, and the public operations in detail/bucket_api.hpp; this is the list with one head.
+// `hm_list<Key, Scheme, Compare>` is a set, `hm_list_map<Key, Value, Scheme, Compare>` a map
+// (detail/container_api.hpp); basic_hm_list is also hm_list_restart (hm_list_restart.hpp), whose
+// searches restart from the head after helping.
 #pragma once
 #include <atomic>
 #include <functional>
@@ -21,31 +22,26 @@
 #include <utility>
 
 #include "../concepts.hpp"
-#include "detail/container_api.hpp"
+#include "detail/bucket_api.hpp"
 #include "detail/hm_bucket.hpp"
-#include "detail/lifetime_check.hpp"
-#include "detail/read_phase_compare.hpp"
 
 namespace reclaim::ds {
 
 template <class Key, class Value, scheme Scheme, class Compare = std::less<Key>,
           detail::hm_search Search = detail::hm_search::resume_after_helping>
-class basic_hm_list : public detail::container_api<
-                          basic_hm_list<Key, Value, Scheme, Compare, Search>, Key, Value> {
-  using api = detail::container_api<basic_hm_list, Key, Value>;
-  friend api;
-  using bucket =
-      detail::hm_bucket<Key, Value, Scheme, detail::read_phase_compare<Compare, Scheme>, Search>;
+class basic_hm_list
+    : public detail::bucket_api<basic_hm_list<Key, Value, Scheme, Compare, Search>, Key, Value,
+                                Scheme, Compare,
+                                detail::hm_read_phase_bucket<Key, Value, Scheme, Compare, Search>> {
+  using bucket = detail::hm_read_phase_bucket<Key, Value, Scheme, Compare, Search>;
+  using api = detail::bucket_api<basic_hm_list, Key, Value, Scheme, Compare, bucket>;
   static constexpr bool restarts = Search == detail::hm_search::restart_after_helping;
 
  public:
   static constexpr std::string_view name = restarts ? (api::is_map ? "hm_list_restart_map"
                                                                    : "hm_list_restart")
                                                     : (api::is_map ? "hm_list_map" : "hm_list");
-  using scheme_type = Scheme;
-  using domain_type = typename Scheme::domain;
-  using guard_type = typename Scheme::guard;
-  using key_compare = Compare;
+  using typename api::domain_type;
   static constexpr unsigned slots_used = bucket::slots_used;
 
   // Validated reads: the predecessor's link is re-read. Allocated nodes: the head is a link.
@@ -59,7 +55,7 @@ class basic_hm_list : public detail::container_api<
 
   explicit basic_hm_list(domain_type& domain = Scheme::default_domain(),
                          const Compare& comp = Compare())
-      : domain_(domain), comp_(comp) {
+      : api(domain, comp) {
     // offers()'s reason, repeated: a static_assert message must be a string literal.
     static_assert(meets<Scheme, basic_hm_list>(needs_restartable_read_phases),
                   "hm_list and hm_list_map cannot serve a scheme that needs restartable read "
@@ -72,49 +68,6 @@ class basic_hm_list : public detail::container_api<
                   "predecessor, the node and its successor), and this scheme's guard has fewer "
                   "hazard slots: use hp<reclaim::slots<3>> or more");
   }
-  ~basic_hm_list() {
-    life_.before_destruction(domain_);
-    bucket::destroy_all(head_);
-  }
-  basic_hm_list(const basic_hm_list&) = delete;
-  basic_hm_list& operator=(const basic_hm_list&) = delete;
-
-  bool contains(const Key& key) {
-    detail::lifetime_check::operation op(life_);
-    return bucket::lookup(domain_, head_, comp_, key, nullptr);
-  }
-  bool erase(const Key& key) {
-    detail::lifetime_check::operation op(life_);
-    return bucket::erase(domain_, head_, comp_, key);
-  }
-  // Map: calls f(const Value&) with the key's value, if present, while the node is protected; the
-  // reference must not escape f. Returns whether the key was present.
-  template <class F>
-    requires api::is_map
-  bool visit(const Key& key, F&& f) {
-    detail::lifetime_check::operation op(life_);
-    return bucket::lookup(domain_, head_, comp_, key, std::forward<F>(f));
-  }
-
-  // Quiescent (size(), for_each() and key_sum() come from container_api): keys strictly increasing
-  // and no marked node reachable.
-  bool well_formed() const { return bucket::well_formed(head_, comp_); }
-
- private:
-  template <class K, class... V>
-  bool emplace(K&& key, V&&... value) {
-    detail::lifetime_check::operation op(life_);
-    return bucket::emplace(domain_, head_, comp_, std::forward<K>(key), std::forward<V>(value)...);
-  }
-  template <class F>
-  void for_each_element(F f) const {
-    bucket::for_each_element(head_, f);
-  }
-
-  domain_type& domain_;
-  [[no_unique_address]] detail::lifetime_check life_;
-  [[no_unique_address]] detail::read_phase_compare<Compare, Scheme> comp_;
-  typename bucket::head_type head_{};
 };
 
 // A set of keys ordered by Compare.

@@ -35,23 +35,23 @@
 #include "../read_phase.hpp"
 #include "detail/container_api.hpp"
 #include "detail/lifetime_check.hpp"
-#include "detail/read_phase_compare.hpp"
+#include "detail/lookup_api.hpp"
 #include "detail/spinlock.hpp"
 
 namespace reclaim::ds {
 
 template <class Key, class Value, scheme Scheme, class Compare = std::less<Key>>
 class basic_lazy_list
-    : public detail::container_api<basic_lazy_list<Key, Value, Scheme, Compare>, Key, Value> {
-  using api = detail::container_api<basic_lazy_list, Key, Value>;
+    : public detail::lookup_api<basic_lazy_list<Key, Value, Scheme, Compare>, Key, Value,
+                                Scheme, Compare> {
+  using api = detail::lookup_api<basic_lazy_list, Key, Value, Scheme, Compare>;
   friend api;
+  friend typename api::container;
+  using api::domain_, api::life_, api::comp_;
 
  public:
   static constexpr std::string_view name = api::is_map ? "lazy_list_map" : "lazy_list";
-  using scheme_type = Scheme;
-  using domain_type = typename Scheme::domain;
-  using guard_type = typename Scheme::guard;
-  using key_compare = Compare;
+  using typename api::domain_type, typename api::guard_type;
   static constexpr unsigned slots_used = 2;
 
   static constexpr support offers(needs n) {
@@ -68,7 +68,7 @@ class basic_lazy_list
 
   explicit basic_lazy_list(domain_type& domain = Scheme::default_domain(),
                            const Compare& comp = Compare())
-      : domain_(domain), comp_(comp) {
+      : api(domain, comp) {
     // offers()'s reason, repeated: a static_assert message must be a string literal.
     static_assert(meets<Scheme, basic_lazy_list>(needs_allocated_nodes),
                   "lazy_list and lazy_list_map cannot serve a scheme that needs allocated nodes "
@@ -87,31 +87,6 @@ class basic_lazy_list
       delete as_node(n);
       n = next;
     }
-  }
-  basic_lazy_list(const basic_lazy_list&) = delete;
-  basic_lazy_list& operator=(const basic_lazy_list&) = delete;
-
-  bool contains(const Key& key) {
-    detail::lifetime_check::operation op(life_);
-    guard_type g(domain_);
-    RECLAIM_READ_PHASE(g);
-    auto [pred, curr] = search(g, key);
-    return holds(curr, key) && !curr->marked.load(std::memory_order_acquire);
-  }
-
-  // Map: calls f(const Value&) with the key's value, if present, while the node is protected; the
-  // reference must not escape f. Returns whether the key was present.
-  template <class F>
-    requires api::is_map
-  bool visit(const Key& key, F&& f) {
-    detail::lifetime_check::operation op(life_);
-    guard_type g(domain_);
-    RECLAIM_READ_PHASE(g);
-    auto [pred, curr] = search(g, key);
-    if (!holds(curr, key) || curr->marked.load(std::memory_order_acquire)) return false;
-    g.write_phase(curr);  // f may copy or allocate, which a read phase must not
-    f(std::as_const(as_node(curr)->value));
-    return true;
   }
 
   bool erase(const Key& key) {
@@ -185,6 +160,13 @@ class basic_lazy_list
   bool holds(const link_node* curr, const Key& key) const {
     return curr != &tail_ && !comp_(key, as_node(curr)->key);
   }
+  // lookup_api's hooks: the unmarked node holding key, found in the read phase g holds, or
+  // nullptr.
+  [[gnu::always_inline]] link_node* lookup(guard_type& g, const Key& key) {
+    link_node* curr = search(g, key).second;
+    return holds(curr, key) && !curr->marked.load(std::memory_order_acquire) ? curr : nullptr;
+  }
+  static const auto& value_of(const link_node* n) noexcept { return as_node(n)->value; }
 
   static bool adjacent(link_node* pred, link_node* curr) {
     return !pred->marked.load(std::memory_order_relaxed) &&
@@ -242,9 +224,6 @@ class basic_lazy_list
       f(*as_node(n));
   }
 
-  domain_type& domain_;
-  [[no_unique_address]] detail::lifetime_check life_;
-  [[no_unique_address]] detail::read_phase_compare<Compare, Scheme> comp_;
   tail_type tail_ = make_tail();
   link_node head_{&tail_};
 };

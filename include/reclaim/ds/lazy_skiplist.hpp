@@ -63,7 +63,7 @@
 #include "../read_phase.hpp"
 #include "detail/container_api.hpp"
 #include "detail/lifetime_check.hpp"
-#include "detail/read_phase_compare.hpp"
+#include "detail/lookup_api.hpp"
 #include "detail/spinlock.hpp"
 
 namespace reclaim::ds {
@@ -71,18 +71,17 @@ namespace reclaim::ds {
 template <class Key, class Value, scheme Scheme, class Compare = std::less<Key>,
           unsigned MaxHeight = 12>
 class basic_lazy_skiplist
-    : public detail::container_api<basic_lazy_skiplist<Key, Value, Scheme, Compare, MaxHeight>,
-                                   Key, Value> {
-  using api = detail::container_api<basic_lazy_skiplist, Key, Value>;
+    : public detail::lookup_api<basic_lazy_skiplist<Key, Value, Scheme, Compare, MaxHeight>,
+                                Key, Value, Scheme, Compare> {
+  using api = detail::lookup_api<basic_lazy_skiplist, Key, Value, Scheme, Compare>;
   friend api;
+  friend typename api::container;
+  using api::domain_, api::life_, api::comp_;
   static_assert(MaxHeight >= 1 && MaxHeight <= 30, "a tower has 1 to 30 levels");
 
  public:
   static constexpr std::string_view name = api::is_map ? "lazy_skiplist_map" : "lazy_skiplist";
-  using scheme_type = Scheme;
-  using domain_type = typename Scheme::domain;
-  using guard_type = typename Scheme::guard;
-  using key_compare = Compare;
+  using typename api::domain_type, typename api::guard_type;
   static constexpr unsigned max_height = MaxHeight;
   // Hazard slots at once: a predecessor per level of the tower (the last one is the node before
   // the key on level 0), the node being looked at, and the node that ended the level above.
@@ -96,7 +95,7 @@ class basic_lazy_skiplist
 
   explicit basic_lazy_skiplist(domain_type& domain = Scheme::default_domain(),
                                const Compare& comp = Compare())
-      : domain_(domain), comp_(comp) {
+      : api(domain, comp) {
     static_assert(has_slots<Scheme, basic_lazy_skiplist>(),
                   "lazy_skiplist and lazy_skiplist_map protect up to MaxHeight + 2 nodes at once "
                   "(a predecessor on every level of a tower, the node looked at and the node "
@@ -116,33 +115,6 @@ class basic_lazy_skiplist
       destroy(as_node(n));
       n = next;
     }
-  }
-  basic_lazy_skiplist(const basic_lazy_skiplist&) = delete;
-  basic_lazy_skiplist& operator=(const basic_lazy_skiplist&) = delete;
-
-  bool contains(const Key& key) {
-    detail::lifetime_check::operation op(life_);
-    guard_type g(domain_);
-    RECLAIM_READ_PHASE(g);
-    position p;
-    search<mode::lookup>(g, key, 0, p);
-    return p.found && present(p.found);
-  }
-
-  // Map: calls f(const Value&) with the key's value, if present, while the node is protected; the
-  // reference must not escape f. Returns whether the key was present.
-  template <class F>
-    requires api::is_map
-  bool visit(const Key& key, F&& f) {
-    detail::lifetime_check::operation op(life_);
-    guard_type g(domain_);
-    RECLAIM_READ_PHASE(g);
-    position p;
-    search<mode::lookup>(g, key, 0, p);
-    if (!p.found || !present(p.found)) return false;
-    g.write_phase(p.found);  // f may copy or allocate, which a read phase must not
-    f(std::as_const(p.found->value));
-    return true;
   }
 
   bool erase(const Key& key) {
@@ -299,6 +271,14 @@ class basic_lazy_skiplist
     return n->fully_linked.load(std::memory_order_acquire) &&
            !n->marked.load(std::memory_order_acquire);
   }
+  // lookup_api's hooks: the node holding key, present, found in the read phase g holds, or
+  // nullptr.
+  [[gnu::always_inline]] node* lookup(guard_type& g, const Key& key) {
+    position p;
+    search<mode::lookup>(g, key, 0, p);
+    return p.found && present(p.found) ? p.found : nullptr;
+  }
+  static const auto& value_of(const node* n) noexcept { return n->value; }
 
   enum class mode {
     lookup,  // stop where the key is first found; keep no predecessors
@@ -519,9 +499,6 @@ class basic_lazy_skiplist
       f(*as_node(n));
   }
 
-  domain_type& domain_;
-  [[no_unique_address]] detail::lifetime_check life_;
-  [[no_unique_address]] detail::read_phase_compare<Compare, Scheme> comp_;
   head_tower head_;
 };
 

@@ -38,19 +38,21 @@
 
 #include "../concepts.hpp"
 #include "../read_phase.hpp"
+#include "detail/container_base.hpp"
 #include "detail/lifetime_check.hpp"
 #include "detail/value_slot.hpp"
 
 namespace reclaim::ds {
 
 template <class T, scheme Scheme>
-class ms_queue {
+class ms_queue : public detail::container_base<Scheme> {
+  using base = detail::container_base<Scheme>;
+  using base::domain_, base::life_;
+
  public:
   static constexpr std::string_view name = "ms_queue";
   using value_type = T;
-  using scheme_type = Scheme;
-  using domain_type = typename Scheme::domain;
-  using guard_type = typename Scheme::guard;
+  using typename base::domain_type, typename base::guard_type;
   static constexpr unsigned slots_used = 2;
 
   static constexpr support offers(needs n) {
@@ -62,7 +64,7 @@ class ms_queue {
     }
   }
 
-  explicit ms_queue(domain_type& domain = Scheme::default_domain()) : domain_(domain) {
+  explicit ms_queue(domain_type& domain = Scheme::default_domain()) : base(domain) {
     static_assert(has_slots<Scheme, ms_queue>(),
                   "ms_queue protects 2 nodes at once (the head and its successor), and this "
                   "scheme's guard has fewer hazard slots: use hp<reclaim::slots<2>> or more");
@@ -87,8 +89,6 @@ class ms_queue {
     }
     delete dummy;  // its storage is empty
   }
-  ms_queue(const ms_queue&) = delete;
-  ms_queue& operator=(const ms_queue&) = delete;
 
   void push(T value) { emplace(std::move(value)); }
 
@@ -178,8 +178,6 @@ class ms_queue {
   };
   static_assert(restart_safe<node*>);
 
-  domain_type& domain_;
-  [[no_unique_address]] detail::lifetime_check life_;
   std::atomic<node*> head_{nullptr};
   std::atomic<node*> tail_{nullptr};
 };

@@ -71,9 +71,8 @@
 #include "../concepts.hpp"
 #include "../read_phase.hpp"
 #include "../core/marked_ptr.hpp"
-#include "detail/container_api.hpp"
 #include "detail/lifetime_check.hpp"
-#include "detail/read_phase_compare.hpp"
+#include "detail/lookup_api.hpp"
 
 namespace reclaim::ds {
 
@@ -81,17 +80,17 @@ struct nm_bst_test_peer;
 
 template <class Key, class Value, scheme Scheme, class Compare = std::less<Key>>
 class basic_nm_bst
-    : public detail::container_api<basic_nm_bst<Key, Value, Scheme, Compare>, Key, Value> {
-  using api = detail::container_api<basic_nm_bst, Key, Value>;
+    : public detail::lookup_api<basic_nm_bst<Key, Value, Scheme, Compare>, Key, Value,
+                                Scheme, Compare> {
+  using api = detail::lookup_api<basic_nm_bst, Key, Value, Scheme, Compare>;
   friend api;
+  friend typename api::container;
+  using api::domain_, api::life_, api::comp_;
   friend struct nm_bst_test_peer;
 
  public:
   static constexpr std::string_view name = api::is_map ? "nm_bst_map" : "nm_bst";
-  using scheme_type = Scheme;
-  using domain_type = typename Scheme::domain;
-  using guard_type = typename Scheme::guard;
-  using key_compare = Compare;
+  using typename api::domain_type, typename api::guard_type;
   // Ancestor, successor, leaf, and the child being read (see the header).
   static constexpr unsigned slots_used = 4;
 
@@ -109,7 +108,7 @@ class basic_nm_bst
 
   explicit basic_nm_bst(domain_type& domain = Scheme::default_domain(),
                         const Compare& comp = Compare())
-      : domain_(domain), comp_(comp) {
+      : api(domain, comp) {
     // offers()'s reason, repeated: a static_assert message must be a string literal.
     static_assert(meets<Scheme, basic_nm_bst>(needs_allocated_nodes),
                   "nm_bst and nm_bst_map cannot serve a scheme that needs allocated nodes (lfrc, "
@@ -131,30 +130,6 @@ class basic_nm_bst
         for (auto& c : n->child) todo.push_back(c.load(std::memory_order_relaxed).get());
       destroy(n);
     }
-  }
-  basic_nm_bst(const basic_nm_bst&) = delete;
-  basic_nm_bst& operator=(const basic_nm_bst&) = delete;
-
-  bool contains(const Key& key) {
-    detail::lifetime_check::operation op(life_);
-    guard_type g(domain_);
-    RECLAIM_READ_PHASE(g);
-    return holds(seek(g, key).leaf, key);
-  }
-
-  // Map: calls f(const Value&) with the key's value, if present, while the leaf is protected; the
-  // reference must not escape f. Returns whether the key was present.
-  template <class F>
-    requires api::is_map
-  bool visit(const Key& key, F&& f) {
-    detail::lifetime_check::operation op(life_);
-    guard_type g(domain_);
-    RECLAIM_READ_PHASE(g);
-    node* found = seek(g, key).leaf;
-    if (!holds(found, key)) return false;
-    g.write_phase(found);  // f may copy or allocate, which a read phase must not
-    f(std::as_const(as_leaf(found)->value));
-    return true;
   }
 
   bool erase(const Key& key) {
@@ -323,6 +298,12 @@ class basic_nm_bst
   bool holds(const node* l, const Key& key) const {
     return l->rank == 0 && !comp_(key, as_leaf(l)->key) && !comp_(as_leaf(l)->key, key);
   }
+  // lookup_api's hooks: the leaf holding key, found in the read phase g holds, or nullptr.
+  [[gnu::always_inline]] node* lookup(guard_type& g, const Key& key) {
+    node* found = seek(g, key).leaf;
+    return holds(found, key) ? found : nullptr;
+  }
+  static const auto& value_of(const node* n) noexcept { return as_leaf(n)->value; }
 
   // What a seek found: plain values only (trivially destructible, as the read phase requires).
   struct seek_record {
@@ -474,9 +455,6 @@ class basic_nm_bst
     }
   }
 
-  domain_type& domain_;
-  [[no_unique_address]] detail::lifetime_check life_;
-  [[no_unique_address]] detail::read_phase_compare<Compare, Scheme> comp_;
   node inf0_{1, true};
   node inf1_{2, true};
   node inf2_{3, true};

@@ -61,24 +61,24 @@
 
 #include "../concepts.hpp"
 #include "detail/container_api.hpp"
+#include "detail/container_base.hpp"
 #include "detail/lifetime_check.hpp"
-#include "detail/read_phase_compare.hpp"
 #include "detail/spinlock.hpp"
 
 namespace reclaim::ds {
 
 template <class Key, class Value, scheme Scheme, class Compare = std::less<Key>>
 class basic_occ_avl
-    : public detail::container_api<basic_occ_avl<Key, Value, Scheme, Compare>, Key, Value> {
+    : public detail::container_api<basic_occ_avl<Key, Value, Scheme, Compare>, Key, Value>,
+      public detail::sorted_base<Scheme, Compare> {
   using api = detail::container_api<basic_occ_avl, Key, Value>;
+  using base = detail::sorted_base<Scheme, Compare>;
   friend api;
+  using base::domain_, base::life_, base::comp_;
 
  public:
   static constexpr std::string_view name = api::is_map ? "occ_avl_map" : "occ_avl";
-  using scheme_type = Scheme;
-  using domain_type = typename Scheme::domain;
-  using guard_type = typename Scheme::guard;
-  using key_compare = Compare;
+  using typename base::domain_type, typename base::guard_type;
   // A search's parent, node and child; the walk up's node, its parent (or children) and the next.
   static constexpr unsigned slots_used = 3;
 
@@ -99,7 +99,7 @@ class basic_occ_avl
 
   explicit basic_occ_avl(domain_type& domain = Scheme::default_domain(),
                          const Compare& comp = Compare())
-      : domain_(domain), comp_(comp) {
+      : base(domain, comp) {
     // offers()'s reason, repeated: a static_assert message must be a string literal.
     static_assert(meets<Scheme, basic_occ_avl>(needs_restartable_read_phases),
                   "occ_avl and occ_avl_map cannot serve a scheme that needs restartable read "
@@ -126,8 +126,6 @@ class basic_occ_avl
       delete as_keyed(n);
     }
   }
-  basic_occ_avl(const basic_occ_avl&) = delete;
-  basic_occ_avl& operator=(const basic_occ_avl&) = delete;
 
   bool contains(const Key& key) {
     detail::lifetime_check::operation op(life_);
@@ -708,9 +706,6 @@ class basic_occ_avl
     }
   }
 
-  domain_type& domain_;
-  [[no_unique_address]] detail::lifetime_check life_;
-  [[no_unique_address]] detail::read_phase_compare<Compare, Scheme> comp_;
   node holder_;  // the root is its right child; its version never moves
 };
 

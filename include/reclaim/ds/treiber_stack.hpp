@@ -30,19 +30,21 @@
 
 #include "../concepts.hpp"
 #include "../read_phase.hpp"
+#include "detail/container_base.hpp"
 #include "detail/lifetime_check.hpp"
 #include "detail/value_slot.hpp"
 
 namespace reclaim::ds {
 
 template <class T, scheme Scheme>
-class treiber_stack {
+class treiber_stack : public detail::container_base<Scheme> {
+  using base = detail::container_base<Scheme>;
+  using base::domain_, base::life_;
+
  public:
   static constexpr std::string_view name = "treiber_stack";
   using value_type = T;
-  using scheme_type = Scheme;
-  using domain_type = typename Scheme::domain;
-  using guard_type = typename Scheme::guard;
+  using typename base::domain_type, typename base::guard_type;
   static constexpr unsigned slots_used = 1;
 
   static constexpr support offers(needs n) {
@@ -54,7 +56,7 @@ class treiber_stack {
     }
   }
 
-  explicit treiber_stack(domain_type& domain = Scheme::default_domain()) : domain_(domain) {
+  explicit treiber_stack(domain_type& domain = Scheme::default_domain()) : base(domain) {
     static_assert(has_slots<Scheme, treiber_stack>(),
                   "treiber_stack protects 1 node (the top), and this scheme's guard has no "
                   "hazard slot: use hp<reclaim::slots<1>> or more");
@@ -69,8 +71,6 @@ class treiber_stack {
       n = next;
     }
   }
-  treiber_stack(const treiber_stack&) = delete;
-  treiber_stack& operator=(const treiber_stack&) = delete;
 
   void push(T value) { emplace(std::move(value)); }
 
@@ -118,8 +118,6 @@ class treiber_stack {
   };
   static_assert(restart_safe<node*>);
 
-  domain_type& domain_;
-  [[no_unique_address]] detail::lifetime_check life_;
   std::atomic<node*> top_{nullptr};
 };
 

@@ -1,5 +1,7 @@
-// The table of the hash maps (hm_hashmap, guarded_hm_hashmap): a fixed power-of-two array of
-// bucket heads and the hash that picks one, with the quiescent walks over every bucket.
+// The heads of the Harris-Michael containers (detail/bucket_api.hpp), with the quiescent walks over
+// every bucket: the table of the hash maps (hm_hashmap, guarded_hm_hashmap), a fixed power-of-two
+// array of bucket heads and the hash that picks one; and the one head of the lists (hm_list,
+// guarded_hm_list), with the same interface.
 #pragma once
 #include <bit>
 #include <cstddef>
@@ -55,6 +57,31 @@ class bucket_table {
   [[no_unique_address]] Hash hash_;
   const unsigned bits_;  // log2 of the bucket count
   std::unique_ptr<Head[]> heads_;
+};
+
+template <class Head>
+class one_bucket {
+ public:
+  template <class Key>
+  Head& head_of(const Key&) noexcept {
+    return head_;
+  }
+
+  template <class F>
+  void for_each_head(F f) {
+    f(head_);
+  }
+  template <class Bucket, class F>
+  void for_each_element(F f) const {
+    Bucket::for_each_element(head_, f);
+  }
+  template <class Bucket, class Compare>
+  bool well_formed(const Compare& comp) const {
+    return Bucket::well_formed(head_, comp);
+  }
+
+ private:
+  Head head_{};
 };
 
 }  // namespace reclaim::ds::detail

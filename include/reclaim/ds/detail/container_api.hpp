@@ -11,8 +11,9 @@
 //   emplace(key, value...)   inserts if absent; the node is created in the write phase
 //   for_each_element(f)      quiescent: f(const element&) for every element (in key order, except
 //                            the hash map's: bucket by bucket)
-// and, publicly, contains(key), erase(key) and, for a map, visit(key, f). This base derives the
-// rest: insert() for both forms, find() (a copy, made inside visit), and the quiescent validation
+// and, publicly, contains(key), erase(key) and, for a map, visit(key, f) (lookup_api.hpp writes
+// contains and visit around a container's lookup hook; bucket_api.hpp all four, and emplace, for
+// the Harris-Michael containers). This base derives the rest: insert() for both forms, find() (a copy, made inside visit), and the quiescent validation
 // helpers size(), for_each() and, for integral keys, key_sum().
 #pragma once
 #include <concepts>

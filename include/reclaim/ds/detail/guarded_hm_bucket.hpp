@@ -33,8 +33,10 @@ namespace reclaim::ds::detail {
 template <class Key, class Value, scheme Scheme, class Compare>
 class guarded_hm_bucket {
  public:
+  using compare_type = Compare;
   struct node;
   using link = concurrent_ptr<node, 1>;  // the mark: the node that owns this link is deleted
+  using head_type = link;
   using domain_type = typename Scheme::domain;
 
   struct node : Scheme::node_base, element<Key, Value> {
@@ -62,18 +64,14 @@ class guarded_hm_bucket {
     guard_ptr<node, Scheme, 1> held_;
   };
 
-  static bool contains(domain_type& d, link& head, const Compare& comp, const Key& key) {
-    region_guard<Scheme> region(d);
-    position pos(region);
-    return search(pos, head, comp, key);
-  }
-
+  // A lookup: contains (f is nullptr) or visit (f(const Value&) called while cur holds the node).
   template <class F>
-  static bool visit(domain_type& d, link& head, const Compare& comp, const Key& key, F&& f) {
+  static bool lookup(domain_type& d, link& head, const Compare& comp, const Key& key, F&& f) {
     region_guard<Scheme> region(d);
     position pos(region);
     if (!search(pos, head, comp, key)) return false;
-    std::forward<F>(f)(std::as_const((*pos.cur)->value));
+    if constexpr (!std::is_null_pointer_v<std::remove_cvref_t<F>>)
+      std::forward<F>(f)(std::as_const((*pos.cur)->value));
     return true;
   }
 

@@ -37,6 +37,7 @@
 #include "../../core/marked_ptr.hpp"
 #include "container_api.hpp"
 #include "marked_chain.hpp"
+#include "read_phase_compare.hpp"
 
 namespace reclaim::ds::detail {
 
@@ -47,6 +48,7 @@ enum class hm_search { resume_after_helping, restart_after_helping };
 template <class Key, class Value, scheme Scheme, class Compare,
           hm_search Search = hm_search::resume_after_helping>
 struct hm_bucket {
+  using compare_type = Compare;
   using domain_type = typename Scheme::domain;
   using guard_type = typename Scheme::guard;
   static constexpr bool restarts = Search == hm_search::restart_after_helping;
@@ -215,5 +217,11 @@ struct hm_bucket {
     }
   }
 };
+
+// The bucket of hm_list and hm_hashmap, which compare as their read phases must
+// (detail/read_phase_compare.hpp).
+template <class Key, class Value, scheme Scheme, class Compare, hm_search Search>
+using hm_read_phase_bucket =
+    hm_bucket<Key, Value, Scheme, read_phase_compare<Compare, Scheme>, Search>;
 
 }  // namespace reclaim::ds::detail
