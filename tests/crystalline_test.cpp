@@ -23,14 +23,13 @@
 #include <reclaim/ds/ms_queue.hpp>
 #include <reclaim/schemes/crystalline.hpp>
 
+#include "suite_support.hpp"
 #include "test_support.hpp"
 
 namespace {
 
 using namespace reclaim_test;
 
-template <class S>
-class crystalline : public ::testing::Test {};
 // crystalline_w<fast_path<0>> sends a protect() to the slow path at its first era change.
 using crystalline_schemes =
     ::testing::Types<reclaim::crystalline_l<>,
@@ -39,7 +38,7 @@ using crystalline_schemes =
                      reclaim::crystalline_w<>,
                      reclaim::crystalline_w<reclaim::fast_path<0>, reclaim::slots<2>,
                                             reclaim::scan_every<16>, reclaim::advance_every<8>>>;
-TYPED_TEST_SUITE(crystalline, crystalline_schemes);
+RECLAIM_TYPED_SUITE(crystalline, crystalline_schemes);
 
 // A node that knows who retired it: its destructor counts the frees done by another thread.
 template <class S>
@@ -335,32 +334,14 @@ TYPED_TEST(crystalline, protected_reads_racing_with_seals_never_see_a_freed_node
   typename S::domain d;
   std::vector<std::atomic<counted<S>*>> shared(2);
   for (auto& s : shared) s = d.template create<counted<S>>(destroyed, remote, magic);
-  std::atomic<bool> stop{false};
-  std::atomic<std::uint64_t> bad{0};
-  std::vector<std::thread> readers;
-  for (int t = 0; t < 2; ++t)
-    readers.emplace_back([&] {
-      std::uint64_t n = 0, wrong = 0;
-      while (!stop.load(std::memory_order_relaxed) || n < 1000) {
-        typename S::guard g(d);
-        for (unsigned i = 0; i < 8; ++i, ++n) {
-          counted<S>* p = g.protect(shared[i % 2], i % S::slot_count);
-          if (p->payload != magic) ++wrong;
-        }
-      }
-      bad += wrong;
-    });
-  long swaps = 0;
-  const auto end = std::chrono::steady_clock::now() + stress_time();
-  while (std::chrono::steady_clock::now() < end || swaps < 2000) {
-    typename S::guard g(d);
-    auto* fresh = g.template create<counted<S>>(destroyed, remote, magic);
-    retire_counted<S>(g, shared[static_cast<std::size_t>(swaps) % 2].exchange(fresh));
-    ++swaps;
-  }
-  stop = true;
-  for (auto& r : readers) r.join();
-  EXPECT_EQ(bad.load(), 0u) << "a protected read saw a node that was not intact";
+  const read_tally tally = reads_racing_with_swaps<S>(
+      d, 8, magic,
+      [&](typename S::guard& g, unsigned i) { return g.protect(shared[i % 2], i % S::slot_count); },
+      [&](typename S::guard& g, long swaps) {
+        auto* fresh = g.template create<counted<S>>(destroyed, remote, magic);
+        retire_counted<S>(g, shared[static_cast<std::size_t>(swaps) % 2].exchange(fresh));
+      });
+  EXPECT_EQ(tally.bad, 0u) << "a protected read saw a node that was not intact";
   EXPECT_GT(destroyed.load(), 0);
   typename S::guard g(d);
   for (auto& s : shared) retire_counted<S>(g, s.exchange(nullptr));
@@ -377,12 +358,10 @@ TEST(crystalline_w, helped_reads_return_live_nodes) {
   {
     S::domain d;
     std::atomic<counted<S>*> source{d.create<counted<S>>(destroyed, remote, magic)};
-    std::atomic<bool> stop{false};
     std::atomic<long> bad{0};
-    std::vector<std::thread> threads;
-    for (int t = 0; t < 4; ++t)
-      threads.emplace_back([&, t] {
-        while (!stop.load(std::memory_order_relaxed)) {
+    loop_on_threads_while(
+        4,
+        [&](int t) {
           S::guard g(d);
           counted<S>* p = g.protect(source, 0);
           if (!p || p->payload != magic) bad.fetch_add(1);
@@ -392,16 +371,16 @@ TEST(crystalline_w, helped_reads_return_live_nodes) {
             retire_counted<S>(g, p);
           else
             delete fresh;  // never published
-        }
-      });
-    // Both hand-offs need two of the threads running at once: on a loaded 2-core machine that can
-    // take seconds (hence `patience`, not the stress time); usually it takes milliseconds.
-    (void)eventually([&] {
-      std::this_thread::sleep_for(std::chrono::milliseconds(5));
-      return d.helped_answers() > 0 && d.holds_made() > 0;
-    });
-    stop = true;
-    for (auto& t : threads) t.join();
+        },
+        [&] {
+          // Both hand-offs need two of the threads running at once: on a loaded 2-core machine
+          // that can take seconds (hence `patience`, not the stress time); usually it takes
+          // milliseconds.
+          (void)eventually([&] {
+            std::this_thread::sleep_for(std::chrono::milliseconds(5));
+            return d.helped_answers() > 0 && d.holds_made() > 0;
+          });
+        });
     EXPECT_EQ(bad.load(), 0);
     EXPECT_GT(d.helped_answers(), 0u) << "no request was answered by a helper";
     EXPECT_GT(d.holds_made(), 0u) << "no helper was still reading when its request was answered";

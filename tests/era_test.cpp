@@ -20,6 +20,7 @@
 #include <reclaim/schemes/ibr.hpp>
 #include <reclaim/schemes/wfe.hpp>
 
+#include "suite_support.hpp"
 #include "test_support.hpp"
 
 namespace {
@@ -31,9 +32,7 @@ using era_schemes = ::testing::Types<reclaim::he<>, reclaim::ibr<>, reclaim::wfe
                                      reclaim::wfe<reclaim::fast_path<0>>,
                                      reclaim::he<reclaim::amortized_free<1>>>;
 
-template <class S>
-class era_scheme : public ::testing::Test {};
-TYPED_TEST_SUITE(era_scheme, era_schemes);
+RECLAIM_TYPED_SUITE(era_scheme, era_schemes);
 
 // A thread inside a guard that protected the node of `source`, asleep until released.
 template <class S>
@@ -208,12 +207,10 @@ TEST(wfe_scheme, helped_reads_return_live_nodes) {
   {
     S::domain domain;
     std::atomic<tracked<S>*> source{domain.create<tracked<S>>(destroyed, magic)};
-    std::atomic<bool> stop{false};
     std::atomic<long> bad{0};
-    std::vector<std::thread> threads;
-    for (int t = 0; t < 3; ++t)
-      threads.emplace_back([&, t] {
-        while (!stop.load(std::memory_order_relaxed)) {
+    loop_on_threads_while(
+        3,
+        [&](int t) {
           S::guard g(domain);
           tracked<S>* p = g.protect(source, 0);
           if (!p || p->payload != magic) bad.fetch_add(1);
@@ -225,11 +222,8 @@ TEST(wfe_scheme, helped_reads_return_live_nodes) {
             else
               delete fresh;  // never published
           }
-        }
-      });
-    std::this_thread::sleep_for(stress_time() / 2);
-    stop = true;
-    for (auto& t : threads) t.join();
+        },
+        [] { std::this_thread::sleep_for(stress_time() / 2); });
     EXPECT_EQ(bad.load(), 0);
     EXPECT_GT(domain.era(), 100u);
     delete source.exchange(nullptr);
@@ -279,43 +273,47 @@ TEST(wfe_scheme, a_destroyed_container_is_never_read_by_a_late_helper) {
   EXPECT_GT(queues.load(), threads);
 }
 
-// ibr: nested guards share the thread's interval, and only the outermost end clears it: a node
-// protected in the outer guard stays protected after an inner guard (a container operation inside
-// the user's guard) ends.
-TEST(ibr_scheme, an_inner_guard_does_not_end_the_outer_interval) {
-  using S = reclaim::ibr<>;
+// A node protected by an outer guard and retired by `nested(domain, source, slot, fillers)`, which
+// runs nested guards and churn (into `slot`) meanwhile: it survives while the outer guard holds it,
+// flush included, and the flush after the outer guard ends frees it.
+template <class S, class Nested>
+void check_outer_protection_outlives(long payload, Nested nested) {
   std::atomic<long> destroyed{0}, fillers{0};
-  S::domain domain;
-  std::atomic<tracked<S>*> source{domain.create<tracked<S>>(destroyed, 3)};
+  typename S::domain domain;
+  std::atomic<tracked<S>*> source{domain.template create<tracked<S>>(destroyed, payload)};
   std::atomic<tracked<S>*> slot{nullptr};
   {
-    S::guard outer(domain);
+    typename S::guard outer(domain);
     tracked<S>* held = outer.protect(source, 0);
-    {
-      S::guard inner(domain);
-      inner.retire(source.exchange(nullptr));
-    }
-    std::thread other([&] { (void)churn<S>(domain, slot, fillers, 4 * S::era_every); });
-    other.join();
+    nested(domain, source, slot, fillers);
     domain.flush();
     EXPECT_EQ(destroyed.load(), 0);
-    EXPECT_EQ(held->payload, 3);
+    EXPECT_EQ(held->payload, payload);
   }
   domain.flush();
   EXPECT_EQ(destroyed.load(), 1);
   delete slot.exchange(nullptr);
 }
 
+// ibr: nested guards share the thread's interval, and only the outermost end clears it: a node
+// protected in the outer guard stays protected after an inner guard (a container operation inside
+// the user's guard) ends.
+TEST(ibr_scheme, an_inner_guard_does_not_end_the_outer_interval) {
+  using S = reclaim::ibr<>;
+  check_outer_protection_outlives<S>(3, [](auto& domain, auto& source, auto& slot, auto& fillers) {
+    {
+      S::guard inner(domain);
+      inner.retire(source.exchange(nullptr));
+    }
+    std::thread other([&] { (void)churn<S>(domain, slot, fillers, 4 * S::era_every); });
+    other.join();
+  });
+}
+
 // he: each guard owns its slots; an inner guard's protect does not replace the outer's era.
 TEST(he_scheme, an_inner_guard_does_not_take_over_the_outer_slots) {
   using S = reclaim::he<>;
-  std::atomic<long> destroyed{0}, fillers{0};
-  S::domain domain;
-  std::atomic<tracked<S>*> source{domain.create<tracked<S>>(destroyed, 5)};
-  std::atomic<tracked<S>*> slot{nullptr};
-  {
-    S::guard outer(domain);
-    tracked<S>* held = outer.protect(source, 0);
+  check_outer_protection_outlives<S>(5, [](auto& domain, auto& source, auto& slot, auto& fillers) {
     (void)churn<S>(domain, slot, fillers, 4 * S::era_every);  // nested guards, newer eras
     {
       S::guard inner(domain);
@@ -323,13 +321,7 @@ TEST(he_scheme, an_inner_guard_does_not_take_over_the_outer_slots) {
       (void)inner.protect(slot, 0);
     }
     (void)churn<S>(domain, slot, fillers, 4 * S::era_every);
-    domain.flush();
-    EXPECT_EQ(destroyed.load(), 0);
-    EXPECT_EQ(held->payload, 5);
-  }
-  domain.flush();
-  EXPECT_EQ(destroyed.load(), 1);
-  delete slot.exchange(nullptr);
+  });
 }
 
 // core::atomic_pair: two threads add to both words by compare-and-swap; no update is lost or torn.

@@ -10,6 +10,7 @@
 #include <thread>
 #include <vector>
 
+#include "suite_support.hpp"
 #include "test_support.hpp"
 
 namespace {
@@ -24,9 +25,7 @@ using amortized_schemes =
     ::testing::Types<debra<amortized_free<1>>, debra<amortized_free<4>>, debra<adaptive_free>,
                      hp<amortized_free<1>>, hp<amortized_free<4>>, hp<adaptive_free>>;
 
-template <class S>
-class amortized_scheme : public ::testing::Test {};
-TYPED_TEST_SUITE(amortized_scheme, amortized_schemes);
+RECLAIM_TYPED_SUITE(amortized_scheme, amortized_schemes);
 
 // The fixed K of a scheme's amortized policy, or 0 where it adapts.
 template <class S>
@@ -162,17 +161,9 @@ TYPED_TEST(amortized_scheme, protected_node_survives_an_exiting_retirer) {
   typename S::domain domain;
   std::atomic<tracked<S>*> shared{new tracked<S>(victim_destroyed, 42)};
   gate protecting, may_release, released;
-  bool intact = false;
-  std::thread reader([&] {
-    {
-      typename S::guard g(domain);
-      tracked<S>* p = g.protect(shared, 0);
-      protecting.open();
-      may_release.wait();
-      intact = p != nullptr && p->payload == 42;
-    }
-    released.open();
-  });
+  std::atomic<bool> intact{false};
+  std::thread reader(
+      [&] { protect_until_released<S>(domain, shared, protecting, may_release, released, intact); });
   protecting.wait();
   std::thread retirer([&] {
     {
@@ -187,7 +178,7 @@ TYPED_TEST(amortized_scheme, protected_node_survives_an_exiting_retirer) {
   may_release.open();
   released.wait();
   reader.join();
-  EXPECT_TRUE(intact);
+  EXPECT_TRUE(intact.load());
   bool freed = eventually([&] {
     make_progress<S>(domain, fillers, fillers_made);
     return victim_destroyed.load() == 1;

@@ -13,6 +13,7 @@
 #include <thread>
 #include <vector>
 
+#include "suite_support.hpp"
 #include "test_support.hpp"
 
 namespace {
@@ -20,14 +21,10 @@ namespace {
 using namespace reclaim_test;
 using namespace std::chrono_literals;
 
-template <class S>
-class every_scheme_grace : public ::testing::Test {};
-TYPED_TEST_SUITE(every_scheme_grace, all_schemes);
+RECLAIM_TYPED_SUITE(every_scheme_grace, all_schemes);
 
 // Every scheme that offers synchronize() and barrier() (all but none).
-template <class S>
-class grace : public ::testing::Test {};
-TYPED_TEST_SUITE(grace, reclaiming_schemes);
+RECLAIM_TYPED_SUITE(grace, reclaiming_schemes);
 
 static_assert(!reclaim::grace_periods<reclaim::none>, "none has no grace periods to offer");
 static_assert(reclaim::grace_periods<reclaim::debra<>> && reclaim::grace_periods<reclaim::hp<>> &&

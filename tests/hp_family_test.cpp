@@ -23,19 +23,18 @@
 #include <thread>
 #include <vector>
 
+#include "suite_support.hpp"
 #include "test_support.hpp"
 
 namespace {
 
 using namespace reclaim_test;
 
-template <class S>
-class hp_family : public ::testing::Test {};
 // Every member, and hp with the naive scan the sorted one is measured against.
 using hp_family_schemes =
     ::testing::Types<reclaim::hp<>, reclaim::hp<reclaim::scan_policy<reclaim::naive_scan>>,
                      RECLAIM_TEST_HP_FAMILY>;
-TYPED_TEST_SUITE(hp_family, hp_family_schemes);
+RECLAIM_TYPED_SUITE(hp_family, hp_family_schemes);
 
 // A thread that opens a guard, protects the nodes of `sources` (one slot each, at most K), and
 // stays inside the guard, asleep, until released: a thread preempted or stalled in the middle of an
@@ -179,33 +178,14 @@ TYPED_TEST(hp_family, protected_reads_racing_with_scans_never_see_a_freed_node) 
   std::atomic<long> destroyed{0};
   typename S::domain domain;
   std::atomic<tracked<S>*> shared{new tracked<S>(destroyed, magic)};
-  std::atomic<bool> stop{false};
-  std::atomic<std::uint64_t> reads{0}, bad{0};
-  std::vector<std::thread> readers;
-  for (int t = 0; t < 2; ++t)
-    readers.emplace_back([&] {
-      std::uint64_t n = 0, wrong = 0;
-      while (!stop.load(std::memory_order_relaxed) || n < 1000) {
-        typename S::guard g(domain);
-        for (int i = 0; i < 16; ++i, ++n) {
-          tracked<S>* p = g.protect(shared, static_cast<unsigned>(i) % S::slot_count);
-          if (p->payload != magic) ++wrong;
-        }
-      }
-      reads += n;
-      bad += wrong;
-    });
-  long swaps = 0;
-  const auto end = std::chrono::steady_clock::now() + stress_time();
-  while (std::chrono::steady_clock::now() < end || swaps < 2000) {
-    typename S::guard g(domain);
-    g.retire(shared.exchange(new tracked<S>(destroyed, magic), std::memory_order_acq_rel));
-    ++swaps;
-  }
-  stop = true;
-  for (auto& r : readers) r.join();
-  EXPECT_EQ(bad.load(), 0u) << "a protected read saw a node that was not intact";
-  EXPECT_GT(reads.load(), 0u);
+  const read_tally tally = reads_racing_with_swaps<S>(
+      domain, 16, magic,
+      [&](typename S::guard& g, unsigned i) { return g.protect(shared, i % S::slot_count); },
+      [&](typename S::guard& g, long) {
+        g.retire(shared.exchange(new tracked<S>(destroyed, magic), std::memory_order_acq_rel));
+      });
+  EXPECT_EQ(tally.bad, 0u) << "a protected read saw a node that was not intact";
+  EXPECT_GT(tally.reads, 0u);
   EXPECT_GT(domain.stats().scans + domain.stats().epochs, 0u);
   EXPECT_GT(destroyed.load(), 0);
   delete shared.load();
@@ -274,10 +254,8 @@ TEST(hazard_pop, pings_reach_a_thread_blocked_inside_an_operation) {
   sleeper.join();
 }
 
-template <class S>
-class pop_schemes : public ::testing::Test {};
 using pop_scheme_types = ::testing::Types<reclaim::hazard_pop<>, reclaim::epoch_pop<>>;
-TYPED_TEST_SUITE(pop_schemes, pop_scheme_types);
+RECLAIM_TYPED_SUITE(pop_schemes, pop_scheme_types);
 
 // Threads that used the domain and then block in system calls outside any operation are never
 // signalled: nanosleep and poll, which no SA_RESTART resumes, never return EINTR, however many

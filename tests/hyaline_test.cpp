@@ -14,6 +14,7 @@
 #include <thread>
 #include <vector>
 
+#include "suite_support.hpp"
 #include "test_support.hpp"
 
 namespace {
@@ -21,28 +22,22 @@ namespace {
 using namespace reclaim_test;
 using namespace std::chrono_literals;
 
-template <class S>
-class hyaline_all : public ::testing::Test {};
 using hyaline_schemes =
     ::testing::Types<reclaim::hyaline<>, reclaim::hyaline_1<>, reclaim::hyaline_s<>,
                      reclaim::hyaline_1s<>, reclaim::hyaline<reclaim::amortized_free<1>>,
                      reclaim::hyaline_s<reclaim::slots<4>, reclaim::advance_every<8>>>;
-TYPED_TEST_SUITE(hyaline_all, hyaline_schemes);
+RECLAIM_TYPED_SUITE(hyaline_all, hyaline_schemes);
 
-template <class S>
-class hyaline_robust : public ::testing::Test {};
 using robust_schemes =
     ::testing::Types<reclaim::hyaline_s<>, reclaim::hyaline_1s<>,
                      reclaim::hyaline_s<reclaim::slots<8>, reclaim::advance_every<8>,
                                         reclaim::stall_threshold<16>>,
                      reclaim::hyaline_1s<reclaim::advance_every<8>>>;
-TYPED_TEST_SUITE(hyaline_robust, robust_schemes);
+RECLAIM_TYPED_SUITE(hyaline_robust, robust_schemes);
 
-template <class S>
-class hyaline_plain : public ::testing::Test {};
 using plain_schemes = ::testing::Types<reclaim::hyaline<>, reclaim::hyaline_1<>,
                                        reclaim::hyaline<reclaim::amortized_free<1>>>;
-TYPED_TEST_SUITE(hyaline_plain, plain_schemes);
+RECLAIM_TYPED_SUITE(hyaline_plain, plain_schemes);
 
 // A node with a value to read.
 template <class S>

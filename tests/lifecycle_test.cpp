@@ -9,6 +9,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -18,6 +19,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "suite_support.hpp"
 #include "test_support.hpp"
 
 namespace {
@@ -29,13 +31,9 @@ using list_of = std::conditional_t<reclaim::protects<S, reclaim::ds::lazy_list<s
                                    reclaim::ds::lazy_list<std::int64_t, S>,
                                    reclaim::ds::hm_list<std::int64_t, S>>;
 
-template <class S>
-class every_scheme_lifecycle : public ::testing::Test {};
-TYPED_TEST_SUITE(every_scheme_lifecycle, all_schemes);
+RECLAIM_TYPED_SUITE(every_scheme_lifecycle, all_schemes);
 
-template <class S>
-class reclaiming_lifecycle : public ::testing::Test {};
-TYPED_TEST_SUITE(reclaiming_lifecycle, reclaiming_schemes);
+RECLAIM_TYPED_SUITE(reclaiming_lifecycle, reclaiming_schemes);
 
 // The schemes of the churn test: every reclaiming scheme, and nbr with the lab's default bag.
 using churn_schemes = ::testing::Types<
@@ -45,9 +43,7 @@ using churn_schemes = ::testing::Types<
     reclaim::token_af<>, reclaim::nbr<>, reclaim::nbr_plus<>,
     reclaim::nbr<reclaim::scan_threshold<64>>, reclaim::nbr_plus<reclaim::scan_threshold<64>>,
     reclaim::stamp_it<>, reclaim::lfrc<>, RECLAIM_TEST_HP_FAMILY>;
-template <class S>
-class churn : public ::testing::Test {};
-TYPED_TEST_SUITE(churn, churn_schemes);
+RECLAIM_TYPED_SUITE(churn, churn_schemes);
 
 // One insert/erase pair of `key`: one retired node when both succeed.
 template <class List>
@@ -120,9 +116,7 @@ using last_out_schemes =
     ::testing::Types<reclaim::debra<>, reclaim::debra<reclaim::amortized_free<1>>, reclaim::ebr<>,
                      reclaim::ner<>, reclaim::qsbr<>, reclaim::stamp_it<>, reclaim::hp<>,
                      reclaim::hp<reclaim::amortized_free<1>>>;
-template <class S>
-class last_thread_out : public ::testing::Test {};
-TYPED_TEST_SUITE(last_thread_out, last_out_schemes);
+RECLAIM_TYPED_SUITE(last_thread_out, last_out_schemes);
 
 TYPED_TEST(last_thread_out, frees_what_every_exited_thread_left) {
   using S = TypeParam;
@@ -151,34 +145,43 @@ TYPED_TEST(last_thread_out, frees_what_every_exited_thread_left) {
 // is destroyed after whatever the domain keeps per thread was built, so its destructor must still
 // find the thread registered, and the record must be released when the thread is really done.
 
-TYPED_TEST(every_scheme_lifecycle, thread_local_destructor_may_use_a_container) {
-  using S = TypeParam;
+// What a thread leaves behind when its first act is to give a thread_local destructor a pair of
+// operations on a list (so the thread_local is constructed before the thread's first use of the
+// domain) and it then runs `body` on the list: the domain's stats after the thread has exited, and
+// the list.
+struct after_thread_exit {
+  reclaim::stats stats;
+  bool well_formed;
+  std::size_t size;
+};
+template <class S, class Body>
+after_thread_exit thread_with_exit_pair(std::int64_t key_at_exit, Body body) {
   typename S::domain domain;
   list_of<S> list(domain);
   std::thread([&] {
-    // Constructed before the thread's first use of the domain.
-    at_thread_exit<S>().run = [&list] { pair_of_operations(list, 7); };
-    pair_of_operations(list, 8);
+    at_thread_exit<S>().run = [&list, key_at_exit] { pair_of_operations(list, key_at_exit); };
+    body(list);
   }).join();
-  const reclaim::stats s = domain.stats();
-  EXPECT_EQ(s.threads, 0u)
+  return {domain.stats(), list.well_formed(), list.size()};
+}
+
+TYPED_TEST(every_scheme_lifecycle, thread_local_destructor_may_use_a_container) {
+  using S = TypeParam;
+  const after_thread_exit after =
+      thread_with_exit_pair<S>(7, [](list_of<S>& list) { pair_of_operations(list, 8); });
+  EXPECT_EQ(after.stats.threads, 0u)
       << "the record taken again by the thread_local destructor was not released";
-  EXPECT_EQ(s.retired, 2u) << "both pairs ran, the one of the destructor included";
-  EXPECT_TRUE(list.well_formed());
-  EXPECT_EQ(list.size(), 0u);
+  EXPECT_EQ(after.stats.retired, 2u) << "both pairs ran, the one of the destructor included";
+  EXPECT_TRUE(after.well_formed);
+  EXPECT_EQ(after.size, 0u);
 }
 
 TYPED_TEST(every_scheme_lifecycle, thread_local_destructor_may_be_a_threads_first_use) {
   using S = TypeParam;
-  typename S::domain domain;
-  list_of<S> list(domain);
-  std::thread([&] {
-    at_thread_exit<S>().run = [&list] { pair_of_operations(list, 9); };
-  }).join();
-  const reclaim::stats s = domain.stats();
-  EXPECT_EQ(s.threads, 0u);
-  EXPECT_EQ(s.retired, 1u);
-  EXPECT_EQ(list.size(), 0u);
+  const after_thread_exit after = thread_with_exit_pair<S>(9, [](list_of<S>&) {});
+  EXPECT_EQ(after.stats.threads, 0u);
+  EXPECT_EQ(after.stats.retired, 1u);
+  EXPECT_EQ(after.size, 0u);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -400,18 +403,24 @@ using misuse_schemes = ::testing::Types<reclaim::debra<>, reclaim::ebr<>, reclai
                                         reclaim::stamp_it<>>;
 TYPED_TEST_SUITE(misuse, misuse_schemes);
 
+// Runs misuse(guard, destroyed) inside an operation on a domain of its own; `destroyed` is the
+// counter for the nodes it makes.
+template <class S, class Misuse>
+void inside_an_operation(Misuse misuse) {
+  std::atomic<long> destroyed{0};
+  typename S::domain domain;
+  typename S::guard g(domain);
+  misuse(g, destroyed);
+}
+
 TYPED_TEST(misuse, retiring_a_node_twice_is_named) {
   using S = TypeParam;
-  EXPECT_DEATH(
-      {
-        std::atomic<long> destroyed{0};
-        typename S::domain domain;
-        typename S::guard g(domain);
-        auto* node = new tracked<S>(destroyed);
-        g.retire(node);
-        g.retire(node);
-      },
-      "retired twice");
+  EXPECT_DEATH(inside_an_operation<S>([](typename S::guard& g, std::atomic<long>& destroyed) {
+                 auto* node = new tracked<S>(destroyed);
+                 g.retire(node);
+                 g.retire(node);
+               }),
+               "retired twice");
 }
 
 TYPED_TEST(misuse, destroying_a_domain_while_a_guard_is_held_is_named) {
@@ -427,14 +436,10 @@ TYPED_TEST(misuse, destroying_a_domain_while_a_guard_is_held_is_named) {
 
 TYPED_TEST(misuse, using_a_guard_from_another_thread_is_named) {
   using S = TypeParam;
-  EXPECT_DEATH(
-      {
-        std::atomic<long> destroyed{0};
-        typename S::domain domain;
-        typename S::guard g(domain);
-        std::thread([&] { g.retire(new tracked<S>(destroyed)); }).join();
-      },
-      "another thread");
+  EXPECT_DEATH(inside_an_operation<S>([](typename S::guard& g, std::atomic<long>& destroyed) {
+                 std::thread([&] { g.retire(new tracked<S>(destroyed)); }).join();
+               }),
+               "another thread");
 }
 #endif
 

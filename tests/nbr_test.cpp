@@ -21,6 +21,7 @@
 #include <utility>
 #include <vector>
 
+#include "suite_support.hpp"
 #include "test_support.hpp"
 
 namespace {
@@ -35,10 +36,8 @@ constexpr std::size_t small_bag = 64;
 using small_nbr = nbr<scan_threshold<small_bag>>;
 using small_nbr_plus = nbr_plus<scan_threshold<small_bag>>;
 
-template <class S>
-class nbr_family : public ::testing::Test {};
 using nbr_schemes = ::testing::Types<small_nbr, small_nbr_plus>;
-TYPED_TEST_SUITE(nbr_family, nbr_schemes);
+RECLAIM_TYPED_SUITE(nbr_family, nbr_schemes);
 
 // A thread that sits in a read phase until told to stop, reading the node `shared` points to on
 // every step. A neutralizing signal sends it back to the start of the read phase, where it reads

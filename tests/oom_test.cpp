@@ -14,6 +14,7 @@
 #include <gtest/gtest.h>
 
 #include "oom_support.hpp"
+#include "suite_support.hpp"
 #include "test_support.hpp"
 
 namespace reclaim_test {
@@ -60,14 +61,12 @@ struct failing_until_exit {
   void start() { ::new (static_cast<void*>(storage)) failing_allocations; }
 };
 
-template <class Scheme>
-class out_of_memory : public ::testing::Test {};
 using schemes =
     ::testing::Types<reclaim::hp<>, RECLAIM_TEST_HP_FAMILY,
                      reclaim::nbr<reclaim::scan_threshold<64>>,
                      reclaim::nbr_plus<reclaim::scan_threshold<64>>, reclaim::he<>, reclaim::ibr<>,
                      reclaim::wfe<>, reclaim::stamp_it<>, reclaim::lfrc<>>;
-TYPED_TEST_SUITE(out_of_memory, schemes);
+RECLAIM_TYPED_SUITE(out_of_memory, schemes);
 
 // Every retire under a failing operator new returns normally, from the domain and from a guard,
 // while another thread's protection makes scans keep (and snapshot) something; everything it took
@@ -123,10 +122,8 @@ TYPED_TEST(out_of_memory, a_thread_exiting_without_memory_hands_its_garbage_over
 // storage the test owns and never destroyed, with a node protected through it. The thread's exit
 // releases the record (its region, its counts); the domain's destruction then frees everything,
 // and LeakSanitizer finds nothing at process exit.
-template <class Scheme>
-class leaked_region : public ::testing::Test {};
 using region_schemes = ::testing::Types<reclaim::stamp_it<>, reclaim::lfrc<>>;
-TYPED_TEST_SUITE(leaked_region, region_schemes);
+RECLAIM_TYPED_SUITE(leaked_region, region_schemes);
 
 TYPED_TEST(leaked_region, a_region_left_open_at_thread_exit_is_released_with_its_record) {
   using S = TypeParam;

@@ -12,6 +12,7 @@
 #include <thread>
 #include <vector>
 
+#include "suite_support.hpp"
 #include "test_support.hpp"
 
 namespace {
@@ -38,13 +39,9 @@ using freeing_schemes =
                      reclaim::lfrc<>, RECLAIM_TEST_HP_FAMILY,
                      RECLAIM_TEST_ERA_AND_BATCH_SCHEMES>;
 
-template <class S>
-class smart_ptr : public ::testing::Test {};
-TYPED_TEST_SUITE(smart_ptr, serving_schemes);
+RECLAIM_TYPED_SUITE(smart_ptr, serving_schemes);
 
-template <class S>
-class smart_ptr_frees : public ::testing::Test {};
-TYPED_TEST_SUITE(smart_ptr_frees, freeing_schemes);
+RECLAIM_TYPED_SUITE(smart_ptr_frees, freeing_schemes);
 
 template <class S>
 using node = tracked<S>;
@@ -209,15 +206,26 @@ TYPED_TEST(smart_ptr_frees, moving_moves_the_protection) {
   delete spare.load().get();
 }
 
+// Two nodes in links of their own, each with its own destruction counter, in a domain (declared
+// after the counters: it may free the nodes), and a counter for the fillers that drive it.
+template <class S>
+struct two_links {
+  std::atomic<long> first_destroyed{0}, second_destroyed{0}, fillers{0};
+  typename S::domain domain;
+  link<S> first, second;
+
+  two_links(long first_payload, long second_payload)
+      : first(new node<S>(first_destroyed, first_payload)),
+        second(new node<S>(second_destroyed, second_payload)) {}
+};
+
 // A guard_ptr moved from while it borrowed a region's slot owns nothing afterwards: its next
 // acquire takes a slot of its own, which it gives back when it ends (a moved-from protection that
 // kept the "borrowed" mark would never give it back, and its hazard would stay published).
 TYPED_TEST(smart_ptr_frees, a_moved_from_borrower_that_acquires_again_lets_go_when_it_ends) {
   using S = TypeParam;
-  std::atomic<long> first_destroyed{0}, second_destroyed{0}, fillers{0};
-  typename S::domain domain;
-  link<S> first(new node<S>(first_destroyed, 1));
-  link<S> second(new node<S>(second_destroyed, 2));
+  two_links<S> links(1, 2);
+  auto& [first_destroyed, second_destroyed, fillers, domain, first, second] = links;
   {
     reclaim::region_guard<S> region(domain);
     guard<S> a(region);
@@ -391,10 +399,8 @@ TYPED_TEST(smart_ptr_frees, region_guard_holds_the_operation) {
 // they held is freed once they let go (hp) or the region ends (region schemes).
 TYPED_TEST(smart_ptr_frees, guard_ptrs_made_from_a_region_borrow_it) {
   using S = TypeParam;
-  std::atomic<long> destroyed{0}, moved_destroyed{0}, fillers{0};
-  typename S::domain domain;
-  link<S> head(new node<S>(destroyed, 3));
-  link<S> other(new node<S>(moved_destroyed, 4));
+  two_links<S> links(3, 4);
+  auto& [destroyed, moved_destroyed, fillers, domain, head, other] = links;
   {
     reclaim::region_guard<S> region(domain);
     guard<S> borrowed(region), moved(region);

@@ -116,33 +116,29 @@ def read(path):
 
 # --- bad input -------------------------------------------------------------------------------
 
+# Values an option refuses where the one-line error need only name the option.
+REFUSED_VALUES = {
+    "--ds": ["lazy_list,"],
+    "--threads": ["abc", "-1", "0", "1,0", "1,,2", "1.5"],
+    "--seconds": ["0", "-1", "abc", "nan"],
+    "--trials": ["0", "two"],
+    "--keys": ["1", "20X", "K", "-5"],
+    "--insert": ["101", "-1", "abc"],
+    "--delete": ["150"],
+    "--seed": ["abc", "-1"],
+    "--alloc": ["glibc,"],
+    "--stall": ["one", "1.5"],
+    "--sample-ms": ["0.5", "abc"],
+}
+
 # (arguments, text the one-line error must contain)
 BAD_INPUTS = [
+    *(([option, value], option) for option, values in REFUSED_VALUES.items()
+      for value in values),
     (["--ds", "foo"], "--ds: unknown container 'foo' (accepted: lazy_list, hm_list"),
-    (["--ds", "lazy_list,"], "--ds"),
     (["--scheme", "foo"], "--scheme: unknown scheme 'foo' (accepted: none, debra, hp"),
     (["--scheme", "none,foo"], "--scheme: unknown scheme 'foo'"),
-    (["--threads", "abc"], "--threads"),
-    (["--threads", "-1"], "--threads"),
     (["--threads=-2"], "--threads"),
-    (["--threads", "0"], "--threads"),
-    (["--threads", "1,0"], "--threads"),
-    (["--threads", "1,,2"], "--threads"),
-    (["--threads", "1.5"], "--threads"),
-    (["--seconds", "0"], "--seconds"),
-    (["--seconds", "-1"], "--seconds"),
-    (["--seconds", "abc"], "--seconds"),
-    (["--seconds", "nan"], "--seconds"),
-    (["--trials", "0"], "--trials"),
-    (["--trials", "two"], "--trials"),
-    (["--keys", "1"], "--keys"),
-    (["--keys", "20X"], "--keys"),
-    (["--keys", "K"], "--keys"),
-    (["--keys", "-5"], "--keys"),
-    (["--insert", "101"], "--insert"),
-    (["--delete", "150"], "--delete"),
-    (["--insert", "-1"], "--insert"),
-    (["--insert", "abc"], "--insert"),
     (["--insert", "60", "--delete", "50"], "--insert 60 and --delete 50"),
     # A stack or a queue has no lookups: pushes and pops must make up every operation.
     (["--ds", "ms_queue", "--insert", "30", "--delete", "30"],
@@ -150,21 +146,14 @@ BAD_INPUTS = [
      "are pushes (--insert) and pops (--delete), which must add up to 100"),
     (["--ds", "lazy_list,treiber_stack", "--insert", "10", "--delete", "10"],
      "but treiber_stack is a stack"),
-    (["--seed", "abc"], "--seed"),
-    (["--seed", "-1"], "--seed"),
     (["--alloc", "foo"], "--alloc: unknown allocator 'foo' (accepted: glibc, jemalloc, tcmalloc, "
                          "mimalloc)"),
-    (["--alloc", "glibc,"], "--alloc"),
     (["--timeline-capacity", "1K"], "--timeline-capacity: needs --timeline"),
     (["--slow-free-us", "5"], "--slow-free-us: needs --timeline"),
     (["--stall", "-1"], "--stall: expected a number of stalled threads from 0 to 64"),
     (["--stall", "65"], "--stall: expected a number of stalled threads from 0 to 64"),
-    (["--stall", "one"], "--stall"),
-    (["--stall", "1.5"], "--stall"),
     (["--sample-ms", "-5"], "--sample-ms: expected whole milliseconds from 0 (off) to 60000"),
     (["--sample-ms", "60001"], "--sample-ms: expected whole milliseconds"),
-    (["--sample-ms", "0.5"], "--sample-ms"),
-    (["--sample-ms", "abc"], "--sample-ms"),
     # A value listed twice would run its points twice under the same trial numbers.
     (["--scheme", "debra,debra"], "--scheme: 'debra' is listed twice (each value runs once"),
     (["--ds", "hm_list,lazy_list,hm_list"], "--ds: 'hm_list' is listed twice"),
@@ -178,16 +167,23 @@ BAD_INPUTS = [
 ]
 
 
-def expect_refused(args, needle, out, env=None):
-    """Runs the lab with args and --out out, and checks the refusal; returns the message."""
-    r = bench("--out", out, *args, env=env)
-    name = " ".join(args)
+def check_refusal(r, name, needle):
+    """Checks a refusal: exit status 2, nothing on stdout, and one line on stderr that names the
+    program and contains needle; returns that line, or None where stderr was not one line."""
     check(r.returncode == 2, f"{name}: exit status {r.returncode}, expected 2")
     check(r.stdout == "", f"{name}: wrote to stdout: {r.stdout!r}")
     lines = r.stderr.splitlines()
-    if check(len(lines) == 1 and r.stderr.endswith("\n"), f"{name}: not one line: {r.stderr!r}"):
-        check(lines[0].startswith("reclaim-bench: "), f"{name}: no program name: {lines[0]!r}")
-        check(needle in lines[0], f"{name}: {lines[0]!r} does not mention {needle!r}")
+    if not check(len(lines) == 1 and r.stderr.endswith("\n"), f"{name}: not one line: {r.stderr!r}"):
+        return None
+    check(lines[0].startswith("reclaim-bench: "), f"{name}: no program name: {lines[0]!r}")
+    check(needle in lines[0], f"{name}: {lines[0]!r} does not mention {needle!r}")
+    return lines[0]
+
+
+def expect_refused(args, needle, out, env=None):
+    """Runs the lab with args and --out out, and checks the refusal; returns the message."""
+    r = bench("--out", out, *args, env=env)
+    check_refusal(r, " ".join(args), needle)
     return r.stderr
 
 
@@ -258,17 +254,13 @@ def test_bad_input(tmp):
     timeline_dir = os.path.join(tmp, "timeline")
     os.mkdir(timeline_dir)
     timeline = os.path.join(timeline_dir, "t.csv")
-    for args, needle in [(["--timeline-capacity", "0"], "--timeline-capacity"),
-                         (["--timeline-capacity", "5X"], "--timeline-capacity"),
-                         (["--timeline-capacity", "11M"], "--timeline-capacity"),
-                         (["--timeline-capacity", "-1"], "--timeline-capacity"),
-                         (["--slow-free-us", "-1"], "--slow-free-us"),
-                         (["--slow-free-us", "1.5"], "--slow-free-us"),
-                         (["--slow-free-us", "abc"], "--slow-free-us"),
-                         (["--threads", "0"], "--threads")]:
-        expect_refused(["--timeline", timeline, *args], needle, absent)
-        check(os.listdir(timeline_dir) == [] and not os.path.exists(absent),
-              f"--timeline {' '.join(args)}: wrote {os.listdir(timeline_dir)}")
+    timeline_refuses = {"--timeline-capacity": ["0", "5X", "11M", "-1"],
+                        "--slow-free-us": ["-1", "1.5", "abc"], "--threads": ["0"]}
+    for option, values in timeline_refuses.items():
+        for value in values:
+            expect_refused(["--timeline", timeline, option, value], option, absent)
+            check(os.listdir(timeline_dir) == [] and not os.path.exists(absent),
+                  f"--timeline {option} {value}: wrote {os.listdir(timeline_dir)}")
     expect_refused(["--timeline", ""], "--timeline", absent)
     expect_refused(["--timeline", os.path.join(tmp, "no", "such", "t.csv")],
                    "--timeline: cannot create", absent)
@@ -898,13 +890,9 @@ def test_experiment_bad_input(tmp):
         write(bad, text)
         r = bench("--experiment", path, *args)
         name = f"experiment {needle!r}"
-        check(r.returncode == 2, f"{name}: exit status {r.returncode}, expected 2")
-        check(r.stdout == "", f"{name}: wrote to stdout: {r.stdout!r}")
-        lines = r.stderr.splitlines()
-        if check(len(lines) == 1 and r.stderr.endswith("\n"), f"{name}: not one line: {r.stderr!r}"):
-            check(lines[0].startswith("reclaim-bench: "), f"{name}: no program name: {lines[0]!r}")
-            check(needle in lines[0], f"{name}: {lines[0]!r} does not mention {needle!r}")
-            check(path in lines[0] or needle.startswith("--"), f"{name}: file not named: {lines[0]!r}")
+        line = check_refusal(r, name, needle)
+        if line is not None:
+            check(path in line or needle.startswith("--"), f"{name}: file not named: {line!r}")
         check(not os.path.exists(absent_dir), f"{name}: created {absent_dir}")
 
     cases = list(BAD_EXPERIMENTS)

@@ -217,6 +217,20 @@ class ToolsCase(unittest.TestCase):
     def path(cls, *parts):
         return os.path.join(cls.dir, *parts)
 
+    @classmethod
+    def run_on_experiment(cls, command, experiment, text, *written):
+        """Writes `text` to the experiment file `experiment` in the class's folder and runs the tool
+        `command` on it there; returns the completed process and what the tool wrote at the path
+        `written` (its parts below the folder), "" where it failed."""
+        with open(cls.path(experiment), "w", encoding="utf-8") as f:
+            f.write(text)
+        completed = tools(command, experiment, cwd=cls.dir)
+        output = ""
+        if completed.returncode == 0:
+            with open(cls.path(*written), encoding="utf-8") as f:
+                output = f.read()
+        return completed, output
+
     def assert_ok(self, proc):
         self.assertEqual(proc.returncode, 0, f"stdout: {proc.stdout}\nstderr: {proc.stderr}")
         return proc.stdout.split()

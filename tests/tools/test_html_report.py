@@ -48,13 +48,8 @@ class HtmlReport(ToolsCase):
         write_results(cls.path("results", "synthetic.jsonl"), rows)
         failed = [dict(r, checksum_ok=False) if i == 0 else r for i, r in enumerate(rows)]
         write_results(cls.path("results", "other_run.jsonl"), failed)
-        with open(cls.path("synthetic.toml"), "w", encoding="utf-8") as f:
-            f.write(EXPERIMENT)
-        cls.completed = tools("report", "synthetic.toml", cwd=cls.dir)
-        cls.page = ""
-        if cls.completed.returncode == 0:
-            with open(cls.path("results", "synthetic.html"), encoding="utf-8") as f:
-                cls.page = f.read()
+        cls.completed, cls.page = cls.run_on_experiment("report", "synthetic.toml", EXPERIMENT,
+                                                        "results", "synthetic.html")
 
     def setUp(self):
         self.assertEqual(self.completed.returncode, 0, self.completed.stderr)

@@ -50,12 +50,8 @@ class ExperimentReport(ToolsCase):
         os.makedirs(cls.path("results"))
         os.rename(cls.results, cls.path("results", "synthetic.jsonl"))
         os.rename(cls.timeline, cls.path("results", "timeline.csv"))
-        with open(cls.path("synthetic.toml"), "w", encoding="utf-8") as f:
-            f.write(EXPERIMENT)
-        cls.completed = tools("experiment", "synthetic.toml", cwd=cls.dir)
-        if cls.completed.returncode == 0:
-            with open(cls.path("results", "plots", "synthetic.md"), encoding="utf-8") as f:
-                cls.report = f.read()
+        cls.completed, cls.report = cls.run_on_experiment("experiment", "synthetic.toml", EXPERIMENT,
+                                                          "results", "plots", "synthetic.md")
 
     def setUp(self):
         self.printed = self.assert_ok(self.completed)
@@ -182,12 +178,8 @@ class MemoryOverTime(ToolsCase):
         cls.sampled = load_results(write_results(cls.path("sampled.jsonl"), sampled_rows()))
         os.makedirs(cls.path("results"))
         write_results(cls.path("results", "stall.jsonl"), sampled_rows())
-        with open(cls.path("stall.toml"), "w", encoding="utf-8") as f:
-            f.write(STALL_EXPERIMENT)
-        cls.completed = tools("experiment", "stall.toml", cwd=cls.dir)
-        if cls.completed.returncode == 0:
-            with open(cls.path("results", "plots", "stall.md"), encoding="utf-8") as f:
-                cls.report = f.read()
+        cls.completed, cls.report = cls.run_on_experiment("experiment", "stall.toml", STALL_EXPERIMENT,
+                                                          "results", "plots", "stall.md")
 
     def series(self, scheme, stall):
         rows = self.sampled
