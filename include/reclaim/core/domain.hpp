@@ -426,8 +426,8 @@ class domain_base {
   static void refuse_inside_an_operation(const Record& me) noexcept {
     if (me.level() != 0)
       stop_on_misuse(
-          "synchronize() or barrier() inside a guard of the same domain (or while a region_guard or "
-          "guard_ptr holds this thread's operation) would wait for its own operation; end it "
+          "synchronize() or barrier() inside a guard of the same domain (or while a region_guard "
+          "or guard_ptr holds this thread's operation) would wait for its own operation; end it "
           "first");
   }
 

@@ -110,6 +110,12 @@ class guard_base : protected thread_bound {
   template <class... Nodes>
   void write_phase(Nodes*...) const noexcept {}
 
+ protected:
+  // A guard is its thread's, for its scope: never copied.
+  guard_base() = default;
+  guard_base(const guard_base&) = delete;
+  guard_base& operator=(const guard_base&) = delete;
+
  private:
   Guard& self() noexcept { return static_cast<Guard&>(*this); }
 };

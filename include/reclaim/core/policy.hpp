@@ -28,6 +28,11 @@ struct value_policy {
   static constexpr T value = V;
 };
 
+// The value of the pack's policy of Default's kind, or Default's: policy_value<slots<4>, Ps...>.
+template <class Default, class... Policies>
+inline constexpr auto policy_value =
+    find_policy_t<typename Default::policy_kind, Default, Policies...>::value;
+
 // Every policy of a pack must be of a kind the scheme knows: a misspelt policy is a compile error,
 // not a silently ignored parameter.
 template <class... Kinds>

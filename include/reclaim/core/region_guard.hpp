@@ -188,8 +188,6 @@ class region_scheme_guard : public guard_base<region_scheme_guard<Domain>> {
     this->check_owner();
     hold::end(domain_, record_);
   }
-  region_scheme_guard(const region_scheme_guard&) = delete;
-  region_scheme_guard& operator=(const region_scheme_guard&) = delete;
 
   // acquire: pairs with the release store or CAS that published the node.
   template <class P>

@@ -33,8 +33,6 @@
 #include <cassert>
 #include <condition_variable>
 #include <cstdint>
-#include <cstdio>
-#include <cstdlib>
 #include <memory>
 #include <mutex>
 #include <type_traits>
@@ -42,6 +40,7 @@
 #include <vector>
 
 #include "platform/fork.hpp"
+#include "platform/thread_exit.hpp"
 #include "padding.hpp"
 #include "retired.hpp"
 
@@ -108,14 +107,7 @@ void release_thread(void* bindings) noexcept;
 
 // Created once per process, never deleted.
 inline pthread_key_t thread_exit_key() {
-  static const pthread_key_t key = [] {
-    pthread_key_t k;
-    if (pthread_key_create(&k, &release_thread) != 0) {
-      std::fputs("reclaim: pthread_key_create failed: no thread-specific key left\n", stderr);
-      std::abort();
-    }
-    return k;
-  }();
+  static const pthread_key_t key = new_thread_exit_key(&release_thread);
   return key;
 }
 

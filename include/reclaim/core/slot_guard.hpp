@@ -3,7 +3,7 @@
 // counted references; he and wfe: era reservations; crystalline_l and crystalline_w: the guards'
 // reservations). Written once here, as the region family's is in region_guard.hpp; what differs is
 // what a slot holds and how it is published, which each scheme gives as static hooks of a struct
-// Hooks (befriended by its domain):
+// Hooks (befriended by its domain; slot_hooks_base below gives the common ones):
 //
 //   types     scheme, domain, record, block (a guard's K slots: `slots[K]`), slot, slot_count, and
 //             `template <class G> using guard_base` (core::guard_base<G>, or a base of it)
@@ -18,9 +18,9 @@
 //   take(d, r) -> slot&, give_back(d, r, slot&), clear(d, r, slot&)
 //   owned                                (optional) what a protection keeps of its slot, for a
 //                                        scheme whose protection holds the slot itself rather than
-//                                        a pointer into a pool: a type that behaves as a slot* (empty
-//                                        from nullptr, tests as bool, `*` gives the slot), and
-//                                        take(d, r) -> owned. By default a slot*
+//                                        a pointer into a pool: a type that behaves as a slot*
+//                                        (empty from nullptr, tests as bool, `*` gives the slot),
+//                                        and take(d, r) -> owned. By default a slot*
 //   holds                                whether a protection holds its record while it protects
 //                                        (slot_hold below), with activate(d, r) / deactivate(r)
 //   lends_slots, clears_lent_slot        whether a region lends its guard's slots, and whether a
@@ -64,6 +64,29 @@ struct owned_slot<Hooks> {
 // node (lfrc: synchronize() and barrier() wait for a guard_ptr that counts a node).
 enum class slot_hold { never, while_protecting, while_counting };
 
+// The hooks most slot schemes share; a scheme's Hooks derives from it and declares what differs.
+// Its domain befriends it (`template <class, class, class> friend struct
+// core::slot_hooks_base;`), since local(), begin() and end() reach the domain's private parts:
+// the registry and the domain's open(r) and close(r, block) of a nesting level.
+template <class Scheme, class Block, class Slot>
+struct slot_hooks_base {
+  using scheme = Scheme;
+  using domain = typename Scheme::domain;
+  using record = typename domain::hooks::record;
+  using block = Block;
+  using slot = Slot;
+  template <class G>
+  using guard_base = core::guard_base<G>;
+  static constexpr unsigned slot_count = Scheme::slot_count;
+  static constexpr slot_hold holds = slot_hold::never;
+  static constexpr bool lends_slots = true;
+  static constexpr bool clears_lent_slot = false;
+
+  static record& local(domain& d) { return d.threads_.local(); }
+  static block& begin(domain& d, record& r) { return d.open(r); }
+  static void end(domain& d, record& r, block& b) noexcept { d.close(r, b); }
+};
+
 // A guard: the block of K slots of its nesting level, from construction to destruction, so that
 // guards nest and each clears only its own slots.
 template <class Hooks>
@@ -83,8 +106,6 @@ class slot_guard : public Hooks::template guard_base<slot_guard<Hooks>> {
     this->check_owner();
     Hooks::end(domain_, record_, block_);
   }
-  slot_guard(const slot_guard&) = delete;
-  slot_guard& operator=(const slot_guard&) = delete;
 
   // The pointer src holds, protected by slot `slot` until the slot protects another or the guard
   // ends; the container still checks its own validity condition (the mark). acquire (at least;
@@ -103,7 +124,9 @@ class slot_guard : public Hooks::template guard_base<slot_guard<Hooks>> {
   // A node stamped by the scheme, where it stamps one (hides guard_base::create).
   template <class T, class... Args>
   T* create(Args&&... args) const {
-    if constexpr (requires { Hooks::template create<T>(domain_, record_, std::forward<Args>(args)...); }) {
+    if constexpr (requires {
+                    Hooks::template create<T>(domain_, record_, std::forward<Args>(args)...);
+                  }) {
       this->check_owner();
       return Hooks::template create<T>(domain_, record_, std::forward<Args>(args)...);
     } else {

@@ -68,15 +68,11 @@ namespace reclaim {
 template <bool WaitFree, class... Policies>
 struct basic_crystalline : core::scheme_base<basic_crystalline<WaitFree, Policies...>> {
   using free_policy = core::find_policy_t<free_policy_kind, batch_free, Policies...>;
-  static constexpr unsigned slot_count =
-      core::find_policy_t<slots_kind, slots<4>, Policies...>::value;
-  static constexpr unsigned era_every =
-      core::find_policy_t<advance_kind, advance_every<64>, Policies...>::value;
-  static constexpr unsigned batch_min =
-      core::find_policy_t<scan_every_kind, scan_every<64>, Policies...>::value;
+  static constexpr unsigned slot_count = core::policy_value<slots<4>, Policies...>;
+  static constexpr unsigned era_every = core::policy_value<advance_every<64>, Policies...>;
+  static constexpr unsigned batch_min = core::policy_value<scan_every<64>, Policies...>;
   static constexpr bool wait_free = WaitFree;
-  static constexpr unsigned fast_tries =
-      core::find_policy_t<fast_path_kind, fast_path<16>, Policies...>::value;
+  static constexpr unsigned fast_tries = core::policy_value<fast_path<16>, Policies...>;
   static_assert((core::known_kinds<free_policy_kind, slots_kind, advance_kind,
                                    scan_every_kind,
                                    fast_path_kind>::template contains<Policies> &&
@@ -182,7 +178,6 @@ class basic_crystalline<WaitFree, Policies...>::domain
   // (detail/crystalline_helping.hpp; hides core::domain_base's).
   using helping::wait_for_source_readers;
 
-  domain() = default;
   ~domain() {
 #ifndef NDEBUG
     this->threads_.for_each([](const record& r) {
@@ -209,6 +204,8 @@ class basic_crystalline<WaitFree, Policies...>::domain
 
  private:
   friend struct basic_crystalline::slot_hooks;
+  template <class, class, class>
+  friend struct core::slot_hooks_base;
   friend base;
   friend batch_base;
   friend helping;
@@ -732,23 +729,12 @@ class basic_crystalline<WaitFree, Policies...>::domain
 // when the last reservation that received the batch lets go, not when the protection that held the
 // node does.
 template <bool WaitFree, class... Policies>
-struct basic_crystalline<WaitFree, Policies...>::slot_hooks {
-  using scheme = basic_crystalline;
-  using domain = basic_crystalline::domain;
-  using record = typename domain::record;
-  using block = typename domain::level;
-  using slot = detail::crystalline_slot;
+struct basic_crystalline<WaitFree, Policies...>::slot_hooks
+    : core::slot_hooks_base<basic_crystalline, typename domain::level, detail::crystalline_slot> {
+  using base = typename slot_hooks::slot_hooks_base;
+  using typename base::record, typename base::slot;
   using owned = detail::crystalline_owned_slot;
-  template <class G>
-  using guard_base = core::guard_base<G>;
-  static constexpr unsigned slot_count = basic_crystalline::slot_count;
-  static constexpr core::slot_hold holds = core::slot_hold::never;
   static constexpr bool lends_slots = false;
-  static constexpr bool clears_lent_slot = false;
-
-  static record& local(domain& d) { return d.threads_.local(); }
-  static block& begin(domain& d, record& r) { return d.open(r); }
-  static void end(domain& d, record& r, block& l) noexcept { d.close(r, l); }
   // The era loop (domain::protect()), seq_cst whatever the order asked; the container still
   // checks its own validity (the mark).
   template <class P>

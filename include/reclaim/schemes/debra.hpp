@@ -37,8 +37,7 @@ namespace reclaim {
 template <class... Policies>
 struct debra : detail::epoch_scheme<debra<Policies...>> {
   using free_policy = core::find_policy_t<free_policy_kind, batch_free, Policies...>;
-  static constexpr unsigned check_interval =
-      core::find_policy_t<check_kind, check_every<20>, Policies...>::value;
+  static constexpr unsigned check_interval = core::policy_value<check_every<20>, Policies...>;
   static_assert((core::known_kinds<free_policy_kind, check_kind>::template contains<Policies> &&
                  ...),
                 "debra takes a free policy and check_every<K>");

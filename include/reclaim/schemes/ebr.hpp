@@ -45,8 +45,7 @@ template <class Flavour, class... Policies>
 struct basic_ebr : detail::epoch_scheme<basic_ebr<Flavour, Policies...>> {
   using free_policy = core::find_policy_t<free_policy_kind, batch_free, Policies...>;
   static constexpr unsigned advance_interval =
-      core::find_policy_t<advance_kind, typename Flavour::default_interval,
-                          Policies...>::value;
+      core::policy_value<typename Flavour::default_interval, Policies...>;
   static_assert(
       (core::known_kinds<free_policy_kind, advance_kind>::template contains<Policies> && ...),
       "ebr/ner take a free policy and advance_every<K>");

@@ -85,15 +85,12 @@ struct he : core::scheme_base<he<Policies...>> {
                                    scan_every_kind>::template contains<Policies> &&
                  ...),
                 "he takes a free policy, slots<K>, advance_every<F> and scan_every<N>");
-  static constexpr unsigned slot_count =
-      core::find_policy_t<slots_kind, slots<4>, Policies...>::value;
+  static constexpr unsigned slot_count = core::policy_value<slots<4>, Policies...>;
   // Defaults: the clock advances every 64 allocations of a thread (a stalled reservation keeps
   // at most 64 x threads nodes per era it covers, and readers republish rarely: most protects
   // find the era unchanged); a thread scans once 100 + 2H more nodes wait (hp's R).
-  static constexpr unsigned era_every =
-      core::find_policy_t<advance_kind, advance_every<64>, Policies...>::value;
-  static constexpr unsigned scan_base =
-      core::find_policy_t<scan_every_kind, scan_every<100>, Policies...>::value;
+  static constexpr unsigned era_every = core::policy_value<advance_every<64>, Policies...>;
+  static constexpr unsigned scan_base = core::policy_value<scan_every<100>, Policies...>;
   static constexpr bool wait_free = false;
   static constexpr unsigned fast_tries = 0;  // unused: no slow path
 

@@ -173,8 +173,7 @@ struct hp : core::scheme_base<hp<Policies...>> {
   using scanner = typename core::find_policy_t<scan_policy_kind, scan_policy<sorted_scan>,
                                             Policies...>::type;
   using keeper = core::find_policy_t<hp_keeper_kind, hazard_list, Policies...>;
-  static constexpr unsigned slot_count =
-      core::find_policy_t<slots_kind, slots<4>, Policies...>::value;
+  static constexpr unsigned slot_count = core::policy_value<slots<4>, Policies...>;
   using threshold = core::find_policy_t<scan_threshold_kind, scan_threshold<100, 2>, Policies...>;
   static_assert(threshold::per_slot >= 1,
                 "hp's scan_threshold<Base, PerSlot> needs PerSlot >= 1: R must exceed the "
@@ -271,6 +270,8 @@ class hp<Policies...>::domain
 
  private:
   friend struct hp::slot_hooks;
+  template <class, class, class>
+  friend struct core::slot_hooks_base;
   friend base;
   friend keeper;
   using slot = std::atomic<const void*>;
@@ -526,22 +527,13 @@ class hp<Policies...>::domain
 // epoch, the epoch's protection), unless it borrows a region's slot (the region's guard holds the
 // thread active then). It is not an operation: synchronize() does not wait for it.
 template <class... Policies>
-struct hp<Policies...>::slot_hooks {
-  using scheme = hp;
-  using domain = hp::domain;
-  using record = typename domain::record;
-  using block = typename domain::block;
-  using slot = typename domain::slot;
-  template <class G>
-  using guard_base = core::guard_base<G>;
-  static constexpr unsigned slot_count = hp::slot_count;
+struct hp<Policies...>::slot_hooks
+    : core::slot_hooks_base<hp, typename domain::block, typename domain::slot> {
+  using base = typename slot_hooks::slot_hooks_base;
+  using typename base::record, typename base::block, typename base::slot;
   static constexpr core::slot_hold holds =
       fence::tracks_activity ? core::slot_hold::while_protecting : core::slot_hold::never;
-  static constexpr bool lends_slots = true;
-  static constexpr bool clears_lent_slot = false;
 
-  static record& local(domain& d) { return d.threads_.local(); }
-  static block& begin(domain& d, record& r) { return d.open(r); }
   static void end(domain&, record& r, block& b) noexcept {
     domain::clear(b);
     domain::close(r);

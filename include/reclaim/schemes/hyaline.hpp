@@ -71,12 +71,9 @@ struct basic_hyaline : core::scheme_base<basic_hyaline<Slots, Robust, Policies..
   // hyaline, hyaline_s: k slots. 32 by default: a batch is k + 1 nodes, so k bounds both the
   // partial batches each thread keeps and the work of a retire (k CASes per k + 1 nodes), while up
   // to 32 threads each get a slot to themselves (more share: threads / k per head).
-  static constexpr unsigned slot_count =
-      core::find_policy_t<slots_kind, slots<32>, Policies...>::value;
-  static constexpr unsigned era_every =
-      core::find_policy_t<advance_kind, advance_every<64>, Policies...>::value;
-  static constexpr unsigned stall_owed =
-      core::find_policy_t<stall_threshold_kind, stall_threshold<64>, Policies...>::value;
+  static constexpr unsigned slot_count = core::policy_value<slots<32>, Policies...>;
+  static constexpr unsigned era_every = core::policy_value<advance_every<64>, Policies...>;
+  static constexpr unsigned stall_owed = core::policy_value<stall_threshold<64>, Policies...>;
   static_assert((core::known_kinds<free_policy_kind, slots_kind, advance_kind,
                                    stall_threshold_kind>::template contains<Policies> &&
                  ...),
@@ -136,7 +133,6 @@ class basic_hyaline<Slots, Robust, Policies...>::domain
   static constexpr bool grace_periods = true;
   using base::retire;  // domain.retire(node[, deleter]) from any thread
 
-  domain() = default;
   // Slot lists are empty once no thread is inside (the last one out detaches the list), so every
   // retired batch has been freed; partial batches and orphans are destroyed here.
   ~domain() { this->shutdown(); }
@@ -772,8 +768,6 @@ class basic_hyaline<Slots, Robust, Policies...>::guard : public core::guard_base
     this->check_owner();
     domain_.end(record_);
   }
-  guard(const guard&) = delete;
-  guard& operator=(const guard&) = delete;
 
   // Plain variants: an acquire load (pairs with the release that published the node). Robust:
   // the era loop (protect_in_operation()); the container validates what it read as with hazard

@@ -80,10 +80,8 @@ struct ibr : core::scheme_base<ibr<Policies...>> {
                 "ibr takes a free policy, advance_every<F> and scan_every<N>");
   // Defaults as he's (he.hpp): the clock advances every 64 allocations of a thread; a thread scans
   // once 100 + 2 x records more nodes wait.
-  static constexpr unsigned era_every =
-      core::find_policy_t<advance_kind, advance_every<64>, Policies...>::value;
-  static constexpr unsigned scan_base =
-      core::find_policy_t<scan_every_kind, scan_every<100>, Policies...>::value;
+  static constexpr unsigned era_every = core::policy_value<advance_every<64>, Policies...>;
+  static constexpr unsigned scan_base = core::policy_value<scan_every<100>, Policies...>;
 
   static constexpr std::string_view name = "ibr";
   static constexpr reclaim::family family = reclaim::family::era;
@@ -123,7 +121,6 @@ class ibr<Policies...>::domain
  public:
   using guard_type = ibr::guard;
 
-  domain() = default;
   ~domain() { this->shutdown(); }
 
  private:
@@ -223,8 +220,6 @@ class ibr<Policies...>::guard : public detail::era_guard_base<guard> {
     this->check_owner();
     domain::end(record_);
   }
-  guard(const guard&) = delete;
-  guard& operator=(const guard&) = delete;
 
   template <class P>
   P protect(const std::atomic<P>& src, unsigned /*slot*/) noexcept {

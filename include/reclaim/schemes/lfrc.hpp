@@ -68,8 +68,7 @@ namespace reclaim {
 
 template <class... Policies>
 struct lfrc : core::scheme_base<lfrc<Policies...>> {
-  static constexpr unsigned slot_count =
-      core::find_policy_t<slots_kind, slots<4>, Policies...>::value;
+  static constexpr unsigned slot_count = core::policy_value<slots<4>, Policies...>;
   static_assert((core::known_kinds<slots_kind>::template contains<Policies> && ...),
                 "lfrc takes slots<K>");
 
@@ -107,7 +106,8 @@ struct lfrc_record : core::thread_record<batch_free> {
 }  // namespace detail
 
 template <class... Policies>
-class lfrc<Policies...>::domain : public core::domain_base<domain, detail::lfrc_record<slot_count>> {
+class lfrc<Policies...>::domain
+    : public core::domain_base<domain, detail::lfrc_record<slot_count>> {
   using record = detail::lfrc_record<slot_count>;
   using block = core::slot_block<const void*, slot_count>;
   using base = core::domain_base<domain, record>;
@@ -119,7 +119,6 @@ class lfrc<Policies...>::domain : public core::domain_base<domain, detail::lfrc_
   static constexpr bool grace_periods = true;
   using base::retire;  // domain.retire(node[, deleter]) from any thread
 
-  domain() = default;
   // Every record's cache and the domain's stacks go to the process's stacks: the blocks stay
   // blocks (a stale pointer of another domain's thread may still count one).
   ~domain() {
@@ -141,6 +140,8 @@ class lfrc<Policies...>::domain : public core::domain_base<domain, detail::lfrc_
 
  private:
   friend struct lfrc::slot_hooks;
+  template <class, class, class>
+  friend struct core::slot_hooks_base;
   friend base;
 
   static constexpr std::uint64_t retired = detail::lfrc::retired, claimed = detail::lfrc::claimed,
@@ -320,22 +321,12 @@ class lfrc<Policies...>::domain : public core::domain_base<domain, detail::lfrc_
 // and barrier() wait for it. A region's guard lends its slots first; a lent slot's count is
 // released when its protection ends (the region's guard would release it only when it ends).
 template <class... Policies>
-struct lfrc<Policies...>::slot_hooks {
-  using scheme = lfrc;
-  using domain = lfrc::domain;
-  using record = typename domain::record;
-  using block = typename domain::block;
-  using slot = typename domain::slot;
-  template <class G>
-  using guard_base = core::guard_base<G>;
-  static constexpr unsigned slot_count = lfrc::slot_count;
+struct lfrc<Policies...>::slot_hooks
+    : core::slot_hooks_base<lfrc, typename domain::block, typename domain::slot> {
+  using base = typename slot_hooks::slot_hooks_base;
+  using typename base::record, typename base::slot;
   static constexpr core::slot_hold holds = core::slot_hold::while_counting;
-  static constexpr bool lends_slots = true;
   static constexpr bool clears_lent_slot = true;
-
-  static record& local(domain& d) { return d.threads_.local(); }
-  static block& begin(domain& d, record& r) { return d.open(r); }
-  static void end(domain& d, record& r, block& b) noexcept { d.close(r, b); }
 
   template <class P>
   static P protect(domain& d, record& r, slot& held, const std::atomic<P>& src,

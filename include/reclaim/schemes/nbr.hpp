@@ -126,8 +126,7 @@ template <class Variant, class... Policies>
 struct basic_nbr : core::scheme_base<basic_nbr<Variant, Policies...>> {
   using free_policy = core::find_policy_t<free_policy_kind, batch_free, Policies...>;
   using signal = core::find_policy_t<signal_kind, rt_signal<4>, Policies...>;
-  static constexpr unsigned reservation_count =
-      core::find_policy_t<slots_kind, slots<8>, Policies...>::value;
+  static constexpr unsigned reservation_count = core::policy_value<slots<8>, Policies...>;
   using threshold_policy =
       core::find_policy_t<scan_threshold_kind, scan_threshold<1024>, Policies...>;
   static constexpr std::size_t threshold =
@@ -681,8 +680,6 @@ class basic_nbr<Variant, Policies...>::guard : public core::guard_base<guard> {
     this->check_owner();
     domain::end(record_, block_, outer_phase_);
   }
-  guard(const guard&) = delete;
-  guard& operator=(const guard&) = delete;
 
   // acquire: pairs with the release store or CAS that published the node. No validation: a read
   // phase that could reach a freed node is restarted before the node is freed.

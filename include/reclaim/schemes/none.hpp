@@ -43,7 +43,6 @@ class none::domain : public core::domain_base<none::domain, detail::none_record>
   // lives: there is no synchronize() or barrier() to offer; flush() frees nothing.
   static constexpr bool grace_periods = false;
 
-  domain() = default;
   ~domain() { shutdown(); }
 
  private:
@@ -69,8 +68,6 @@ class none::guard : public core::guard_base<none::guard> {
   static constexpr bool validates = false;
 
   explicit guard(domain& d = none::default_domain()) noexcept : domain_(d) {}
-  guard(const guard&) = delete;
-  guard& operator=(const guard&) = delete;
 
   // acquire: pairs with the release store that published the node.
   template <class P>

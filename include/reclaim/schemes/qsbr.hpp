@@ -42,8 +42,7 @@ namespace reclaim {
 template <class... Policies>
 struct qsbr : detail::epoch_scheme<qsbr<Policies...>> {
   using free_policy = core::find_policy_t<free_policy_kind, batch_free, Policies...>;
-  static constexpr unsigned advance_interval =
-      core::find_policy_t<advance_kind, advance_every<64>, Policies...>::value;
+  static constexpr unsigned advance_interval = core::policy_value<advance_every<64>, Policies...>;
   static_assert(
       (core::known_kinds<free_policy_kind, advance_kind>::template contains<Policies> && ...),
       "qsbr takes a free policy and advance_every<K>");

@@ -39,10 +39,8 @@ namespace reclaim {
 template <class... Policies>
 struct rcu : detail::epoch_scheme<rcu<Policies...>> {
   using free_policy = core::find_policy_t<free_policy_kind, batch_free, Policies...>;
-  static constexpr unsigned epoch_frequency =
-      core::find_policy_t<advance_kind, advance_every<32>, Policies...>::value;
-  static constexpr unsigned empty_frequency =
-      core::find_policy_t<scan_every_kind, scan_every<128>, Policies...>::value;
+  static constexpr unsigned epoch_frequency = core::policy_value<advance_every<32>, Policies...>;
+  static constexpr unsigned empty_frequency = core::policy_value<scan_every<128>, Policies...>;
   static_assert((core::known_kinds<free_policy_kind, advance_kind,
                                    scan_every_kind>::template contains<Policies> &&
                  ...),
@@ -91,7 +89,6 @@ class rcu<Policies...>::domain : public core::domain_base<domain, detail::rcu_re
   static constexpr bool grace_periods = true;
   using base::retire;  // domain.retire(node[, deleter]) from any thread
 
-  domain() = default;
   ~domain() { this->shutdown(); }
 
  private:

@@ -24,19 +24,15 @@ namespace reclaim {
 namespace detail {
 
 template <class Container>
-constexpr unsigned slots_used_by() {
-  if constexpr (requires { Container::slots_used; })
-    return Container::slots_used;
-  else
-    return 0;
-}
+constexpr unsigned slots_used_by = 0;
 template <class Container>
-constexpr unsigned reservations_used_by() {
-  if constexpr (requires { Container::reservations_used; })
-    return Container::reservations_used;
-  else
-    return 0;
-}
+  requires requires { Container::slots_used; }
+constexpr unsigned slots_used_by<Container> = Container::slots_used;
+template <class Container>
+constexpr unsigned reservations_used_by = 0;
+template <class Container>
+  requires requires { Container::reservations_used; }
+constexpr unsigned reservations_used_by<Container> = Container::reservations_used;
 
 template <class Scheme, unsigned Slots, unsigned Reservations>
 struct sized {
@@ -72,7 +68,7 @@ struct sized<basic_nbr<Variant, Policies...>, Slots, Reservations> {
 
 template <class Scheme, class Container>
 using sized_for =
-    typename detail::sized<Scheme, detail::slots_used_by<Container>(),
-                           detail::reservations_used_by<Container>()>::type;
+    typename detail::sized<Scheme, detail::slots_used_by<Container>,
+                           detail::reservations_used_by<Container>>::type;
 
 }  // namespace reclaim

@@ -133,7 +133,6 @@ class stamp_it<Policies...>::domain
   static constexpr bool grace_periods = true;
   using base::retire;  // domain.retire(node[, deleter]) from any thread
 
-  domain() = default;
   ~domain() { this->shutdown(); }
 
  private:

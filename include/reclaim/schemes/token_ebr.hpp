@@ -128,7 +128,7 @@ struct token_ebr : core::scheme_base<token_ebr<Order, Policies...>> {
   using free_policy = core::find_policy_t<free_policy_kind, batch_free, Policies...>;
   // Frees between two looks for the token while a bag is freed; 0: no look.
   static constexpr unsigned frees_per_check =
-      core::find_policy_t<check_kind, detail::token_no_check, Policies...>::value;
+      core::policy_value<detail::token_no_check, Policies...>;
   static constexpr bool frees_in_batches = std::is_same_v<free_policy, batch_free>;
   static_assert((core::known_kinds<free_policy_kind, check_kind>::template contains<Policies> &&
                  ...),
@@ -217,7 +217,6 @@ class token_ebr<Order, Policies...>::domain
   static constexpr bool grace_periods = true;
   using base::retire;  // domain.retire(node[, deleter]) from any thread
 
-  domain() = default;
   ~domain() { this->shutdown(); }
 
   // For tests: the places where the token rests (parked, or a record's token bit). While no thread

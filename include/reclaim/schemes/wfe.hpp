@@ -95,16 +95,12 @@ struct wfe : core::scheme_base<wfe<Policies...>> {
                  ...),
                 "wfe takes a free policy, slots<K>, advance_every<F>, scan_every<N> and "
                 "fast_path<N>");
-  static constexpr unsigned slot_count =
-      core::find_policy_t<slots_kind, slots<4>, Policies...>::value;
+  static constexpr unsigned slot_count = core::policy_value<slots<4>, Policies...>;
   // Defaults as he's (he.hpp), and the paper's 16 fast-path tries.
-  static constexpr unsigned era_every =
-      core::find_policy_t<advance_kind, advance_every<64>, Policies...>::value;
-  static constexpr unsigned scan_base =
-      core::find_policy_t<scan_every_kind, scan_every<100>, Policies...>::value;
+  static constexpr unsigned era_every = core::policy_value<advance_every<64>, Policies...>;
+  static constexpr unsigned scan_base = core::policy_value<scan_every<100>, Policies...>;
   static constexpr bool wait_free = true;
-  static constexpr unsigned fast_tries =
-      core::find_policy_t<fast_path_kind, fast_path<16>, Policies...>::value;
+  static constexpr unsigned fast_tries = core::policy_value<fast_path<16>, Policies...>;
 
   static constexpr std::string_view name = "wfe";
   static constexpr reclaim::family family = reclaim::family::era;

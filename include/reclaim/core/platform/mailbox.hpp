@@ -23,10 +23,9 @@
 
 #include <atomic>
 #include <cstdint>
-#include <cstdio>
-#include <cstdlib>
 
 #include "signals.hpp"
+#include "thread_exit.hpp"
 
 namespace reclaim::core {
 
@@ -63,11 +62,7 @@ void forget_other_threads_mailboxes() noexcept;
 // Made with the first mailbox, and with it the mailboxes' fork handler.
 inline pthread_key_t mailbox_exit_key() {
   static const pthread_key_t key = [] {
-    pthread_key_t k;
-    if (pthread_key_create(&k, &release_my_mailbox) != 0) {
-      std::fputs("reclaim: pthread_key_create failed: no thread-specific key left\n", stderr);
-      std::abort();
-    }
+    const pthread_key_t k = new_thread_exit_key(&release_my_mailbox);
     (void)pthread_atfork(nullptr, nullptr, &forget_other_threads_mailboxes);
     return k;
   }();

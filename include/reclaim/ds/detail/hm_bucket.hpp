@@ -117,7 +117,8 @@ struct hm_bucket {
     }
   }
 
-  static bool erase(domain_type& d, head_type& head, const Compare& comp, const Key& key) {
+  [[gnu::always_inline]] static bool erase(domain_type& d, head_type& head, const Compare& comp,
+                                           const Key& key) {
     guard_type g(d);
     for (;;) {
       RECLAIM_READ_PHASE(g);
@@ -184,9 +185,11 @@ struct hm_bucket {
   // The restart policy's helping write phase, on the reserved position.
   static void unlink(guard_type& g, const position& pos) { unlink(g, pos.prev, pos.curr, pos.next); }
 
-  // Michael's Find: prev, curr and next are protected in rotating slots.
-  static position find(guard_type& g, head_type& head, const Compare& comp,
-                       search_key<Key> key) {
+  // Michael's Find: prev, curr and next are protected in rotating slots. Always inlined: it is
+  // most of every operation, and GCC 12 otherwise keeps it out of line in erase (6% more
+  // instructions per operation under the hp family, measured with reclaim_tools instructions).
+  [[gnu::always_inline]] static position find(guard_type& g, head_type& head,
+                                              const Compare& comp, search_key<Key> key) {
     unsigned prev_slot = 0, curr_slot = 1, next_slot = 2;
   try_again:
     std::atomic<link>* prev = &head;

@@ -137,6 +137,8 @@ class he_domain : public era_domain<he_domain<Scheme>, he_record<Scheme>, Scheme
   friend skeleton;
   friend typename skeleton::base;
   friend he_slot_hooks<Scheme>;
+  template <class, class, class>
+  friend struct core::slot_hooks_base;
 
   std::size_t reservation_count() const noexcept {
     return slot_count * this->threads_.size() + extra_slots_.load(std::memory_order_relaxed);
@@ -442,21 +444,13 @@ class he_domain : public era_domain<he_domain<Scheme>, he_record<Scheme>, Scheme
 // a region's guard lends its block's slots first. src's loads are seq_cst whatever `order` says
 // (at least as strong: the era protocol's order S, he.hpp).
 template <class Scheme>
-struct he_slot_hooks {
-  using scheme = Scheme;
-  using domain = typename Scheme::domain;
-  using record = typename domain::record;
-  using block = typename domain::block;
-  using slot = typename domain::slot;
+struct he_slot_hooks : core::slot_hooks_base<Scheme, typename Scheme::domain::block,
+                                               typename Scheme::domain::slot> {
+  using base = typename he_slot_hooks::slot_hooks_base;
+  using typename base::domain, typename base::record, typename base::block, typename base::slot;
   template <class G>
   using guard_base = era_guard_base<G>;
-  static constexpr unsigned slot_count = Scheme::slot_count;
-  static constexpr core::slot_hold holds = core::slot_hold::never;
-  static constexpr bool lends_slots = true;
-  static constexpr bool clears_lent_slot = false;
 
-  static record& local(domain& d) { return d.threads_.local(); }
-  static block& begin(domain& d, record& r) { return d.open(r); }
   static void end(domain&, record& r, block& b) noexcept {
     domain::clear(b);
     domain::close(r);
