@@ -117,8 +117,7 @@ struct hm_bucket {
     }
   }
 
-  [[gnu::always_inline]] static bool erase(domain_type& d, head_type& head, const Compare& comp,
-                                           const Key& key) {
+  static bool erase(domain_type& d, head_type& head, const Compare& comp, const Key& key) {
     guard_type g(d);
     for (;;) {
       RECLAIM_READ_PHASE(g);

@@ -25,26 +25,33 @@ inline constexpr bool runs_no_user_code = [] {
                    std::is_same_v<Compare, std::greater<>>);
 }();
 
-template <class Compare, class Scheme>
-class read_phase_compare {
+// Compare, called in the guard's user code window where it may run user code.
+template <class Compare, class Guard>
+class user_code_window_compare {
  public:
-  read_phase_compare(const Compare& comp) : comp_(comp) {}  // NOLINT: stands for Compare
+  user_code_window_compare(const Compare& comp) : comp_(comp) {}  // NOLINT: stands for Compare
 
   template <class A, class B>
   bool operator()(const A& a, const B& b) const {
-    using guard = typename Scheme::guard;
-    if constexpr (neutralizable_guard<guard> && !runs_no_user_code<Compare, A, B>) {
-      guard::enter_user_code();
-      const bool less = comp_(a, b);
-      guard::leave_user_code();  // may restart the read phase, if a signal asked to
-      return less;
-    } else {
+    if constexpr (runs_no_user_code<Compare, A, B>) {
       return comp_(a, b);
+    } else {
+      Guard::enter_user_code();
+      const bool less = comp_(a, b);
+      Guard::leave_user_code();  // may restart the read phase, if a signal asked to
+      return less;
     }
   }
 
  private:
   [[no_unique_address]] Compare comp_;
 };
+
+// What a container's read phases call: Compare itself, with nothing around it, unless the scheme
+// neutralizes read phases.
+template <class Compare, class Scheme>
+using read_phase_compare =
+    std::conditional_t<neutralizable_guard<typename Scheme::guard>,
+                       user_code_window_compare<Compare, typename Scheme::guard>, Compare>;
 
 }  // namespace reclaim::ds::detail
