@@ -17,6 +17,7 @@
 #include <type_traits>
 
 #include "core/stats.hpp"
+#include "core/sync.hpp"
 
 namespace reclaim {
 
@@ -117,7 +118,7 @@ concept scheme = requires {
   { S::needs } -> std::convertible_to<unsigned>;
   { S::default_domain() } -> std::same_as<typename S::domain&>;
 } && requires(const typename S::domain& d, typename S::guard& g,
-                       const std::atomic<typename S::node_base*>& src) {
+                       const core::atomic<typename S::node_base*>& src) {
   { d.stats() } -> std::same_as<stats>;
   { g.protect(src, 0u) } -> std::same_as<typename S::node_base*>;
   { S::guard::validates } -> std::convertible_to<bool>;

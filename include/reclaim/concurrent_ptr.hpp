@@ -55,6 +55,7 @@
 #include "read_phase.hpp"
 #include "core/marked_ptr.hpp"
 #include "core/retired.hpp"
+#include "core/sync.hpp"
 
 namespace reclaim {
 
@@ -97,7 +98,7 @@ class concurrent_ptr {
   template <class, class, unsigned>
   friend class guard_ptr;
 
-  std::atomic<pointer> value_;
+  core::atomic<pointer> value_;
 };
 
 namespace detail {

@@ -25,6 +25,7 @@
 #include "registry.hpp"
 #include "retired.hpp"
 #include "stats.hpp"
+#include "sync.hpp"
 
 namespace reclaim::core {
 
@@ -269,7 +270,7 @@ class domain_base {
   // thread_record::try_borrow for the protocol. A request for a hand-over made before is settled
   // while r is lent (its owner cannot answer meanwhile).
   template <class W>
-  static bool borrow_if_idle(Record& r, std::atomic<W>& word, W idle, W lent, gathered& into) {
+  static bool borrow_if_idle(Record& r, core::atomic<W>& word, W idle, W lent, gathered& into) {
     if (!r.try_borrow(word, idle, lent)) return false;
     Domain::take_garbage(r, into);
     settle_handover(r, into);
@@ -314,7 +315,7 @@ class domain_base {
     if (r.handover.compare_exchange_strong(state, Record::not_asked, std::memory_order_relaxed) ||
         state == Record::not_asked)
       return;
-    while (!take_handed_over(r, into)) std::this_thread::yield();
+    while (!take_handed_over(r, into)) core::yield_now();
   }
 
   // Frees `list` now, counted on me: the free policy would keep it for later.
@@ -372,7 +373,7 @@ class domain_base {
   // first, so that a guard opened while we wait for another is not waited for. A forgotten record
   // (fork) is never inside a guard.
   bool wait_for_open_guards(deadline d) const {
-    std::atomic_thread_fence(std::memory_order_seq_cst);
+    core::thread_fence(std::memory_order_seq_cst);
     std::vector<std::pair<const Record*, std::uint64_t>> open;
     for (const Record* r = threads_.head(); r; r = threads_.next_of(r)) {
       // acquire: pairs with the release stores in enter() and leave(): the operation's reads
@@ -438,7 +439,7 @@ class domain_base {
     while (barrier_running_.exchange(true, std::memory_order_acquire))
       if (!w.wait()) return false;
     struct done_on_exit {
-      std::atomic<bool>& running;
+      core::atomic<bool>& running;
       ~done_on_exit() { running.store(false, std::memory_order_release); }
     } done{barrier_running_};
     Record& me = threads_.local();
@@ -485,8 +486,8 @@ class domain_base {
     }
   }
 
-  std::atomic<bool> barrier_running_{false};
-  std::atomic<unsigned> exiting_{0};  // threads inside detach(), where flushes_at_exit()
+  core::atomic<bool> barrier_running_{false};
+  core::atomic<unsigned> exiting_{0};  // threads inside detach(), where flushes_at_exit()
   bool shut_down_ = false;
 };
 

@@ -48,6 +48,7 @@
 #include <type_traits>
 
 #include "stats.hpp"
+#include "sync.hpp"
 
 namespace reclaim::core {
 
@@ -78,7 +79,7 @@ struct symmetric_fence : no_record_state {
   // hm_list under hp ran 2.4 times slower in the lab for the key its search reloads from there
   // after every fence.)
   template <class T>
-  static void publish(std::atomic<T>& slot, std::type_identity_t<T> p) noexcept {
+  static void publish(core::atomic<T>& slot, std::type_identity_t<T> p) noexcept {
     // seq_cst (release part): our reads of the slot's previous node happen before a scan that
     // sees the new value (acquire in the scan) and frees that node.
     slot.store(p, std::memory_order_seq_cst);
@@ -88,12 +89,12 @@ struct symmetric_fence : no_record_state {
   }
   // Full fence after a release store of a protection, for a caller who re-reads the source with
   // any order. Pairs with heavy().
-  static void light() noexcept { std::atomic_thread_fence(std::memory_order_seq_cst); }
+  static void light() noexcept { core::thread_fence(std::memory_order_seq_cst); }
 
   // Full fence: the unlink that preceded the retire is visible before we read the protections.
   template <class ForEachState>
   static void heavy(record_state&, ForEachState&&, counters&) noexcept {
-    std::atomic_thread_fence(std::memory_order_seq_cst);
+    core::thread_fence(std::memory_order_seq_cst);
   }
 };
 
@@ -103,7 +104,7 @@ struct symmetric_fence : no_record_state {
 // drains it, from the reclaimer's side, once per scan instead of once per read.
 struct compiler_only_light_side {
   template <class T>
-  static void publish(std::atomic<T>& slot, std::type_identity_t<T> p) noexcept {
+  static void publish(core::atomic<T>& slot, std::type_identity_t<T> p) noexcept {
     // release: our reads of the slot's previous node happen before a scan that sees the new value
     // (acquire in the scan) and frees that node. A plain store on x86, stlr on Arm.
     slot.store(p, std::memory_order_release);
@@ -114,7 +115,7 @@ struct compiler_only_light_side {
   // Compiler barrier (seq_cst signal fence): the compiler keeps the slot's store before the
   // re-read; the heavy side reaches the processor. A signal fence also orders the thread with a
   // signal handler that interrupts it, which is what Publish-on-Ping's handler relies on.
-  static void light() noexcept { std::atomic_signal_fence(std::memory_order_seq_cst); }
+  static void light() noexcept { core::asymmetric_light_side(); }
 };
 
 // An asymmetric strategy from a process-wide barrier (core/platform/process_barrier.hpp):
@@ -128,15 +129,15 @@ struct compiler_only_light_side {
 template <class Barrier>
 struct asymmetric_fence : compiler_only_light_side, no_record_state {
   static constexpr std::string_view scheme_name = Barrier::scheme_name;
-  static void prepare() { Barrier::prepare(); }
+  static void prepare() { core::prepare_process_barrier<Barrier>(); }
 
   template <class ForEachState>
   static void heavy(record_state&, ForEachState&&, counters&) noexcept {
     // Full fences on both sides of the system call: the compiler must not move our unlinks after
     // it or our reads of the slots before it (the kernel orders the processor on its own).
-    std::atomic_thread_fence(std::memory_order_seq_cst);
-    Barrier::run();
-    std::atomic_thread_fence(std::memory_order_seq_cst);
+    core::thread_fence(std::memory_order_seq_cst);
+    core::run_process_barrier<Barrier>();
+    core::thread_fence(std::memory_order_seq_cst);
   }
 };
 

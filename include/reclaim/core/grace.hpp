@@ -3,6 +3,7 @@
 #pragma once
 #include <chrono>
 #include <thread>
+#include "sync.hpp"
 
 namespace reclaim::core {
 
@@ -28,9 +29,9 @@ class waiter {
   bool wait() {
     if (deadline_ != no_deadline && clock::now() >= deadline_) return false;
     if (++rounds_ < 64)
-      std::this_thread::yield();
+      core::yield_now();
     else
-      std::this_thread::sleep_for(std::chrono::microseconds(rounds_ < 256 ? 50 : 1000));
+      core::sleep_for(std::chrono::microseconds(rounds_ < 256 ? 50 : 1000));
     return true;
   }
 

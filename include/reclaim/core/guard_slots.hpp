@@ -10,6 +10,7 @@
 #include <atomic>
 #include <cstddef>
 #include <memory>
+#include "sync.hpp"
 
 namespace reclaim::core {
 
@@ -23,8 +24,8 @@ struct slot_block {
   slot_block& operator=(const slot_block&) = delete;
   ~slot_block() { delete next.load(std::memory_order_relaxed); }
 
-  std::atomic<T> slots[N] = {};
-  std::atomic<slot_block*> next{nullptr};
+  core::atomic<T> slots[N] = {};
+  core::atomic<slot_block*> next{nullptr};
   [[no_unique_address]] OwnerData owner;
 
   // The block `level` links down the chain (0: this one), added where missing; on_new() is called
@@ -75,13 +76,13 @@ class slot_pool {
   // A free slot, adding a block of N when none is left (then on_grow() is called). Owner only.
   // Throws std::bad_alloc, and then nothing changed.
   template <class OnGrow>
-  std::atomic<T>& take(OnGrow on_grow) {
+  core::atomic<T>& take(OnGrow on_grow) {
     if (free_count_ == 0) [[unlikely]] grow(on_grow);
     return *free_[--free_count_];
   }
   // Owner only; the slot is the caller's to clear first. The stack has room for every slot, so
   // this is one store, with nothing to grow.
-  void give_back(std::atomic<T>& slot) noexcept { free_[free_count_++] = &slot; }
+  void give_back(core::atomic<T>& slot) noexcept { free_[free_count_++] = &slot; }
 
   // Whether no slot is taken (owner only, or once the owner is gone).
   bool all_free() const noexcept { return free_count_ == blocks_ * N; }
@@ -104,7 +105,7 @@ class slot_pool {
   template <class OnGrow>
   [[gnu::noinline]] void grow(OnGrow on_grow) {
     // The allocations may throw; nothing changes before both have succeeded.
-    auto stack = std::make_unique<std::atomic<T>*[]>((blocks_ + 1) * N);
+    auto stack = std::make_unique<core::atomic<T>*[]>((blocks_ + 1) * N);
     auto b = std::make_unique<block>();
     b->next.store(first_.load(std::memory_order_relaxed), std::memory_order_relaxed);
     for (auto& slot : b->slots) stack[free_count_++] = &slot;
@@ -115,9 +116,9 @@ class slot_pool {
     on_grow();
   }
 
-  std::atomic<block*> first_{nullptr};
+  core::atomic<block*> first_{nullptr};
   // Owner only: a stack of the free slots, with room for every slot of the chain.
-  std::unique_ptr<std::atomic<T>*[]> free_;
+  std::unique_ptr<core::atomic<T>*[]> free_;
   std::size_t free_count_ = 0;
   std::size_t blocks_ = 0;
 };

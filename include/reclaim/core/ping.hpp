@@ -71,6 +71,7 @@
 #include "platform/process_barrier.hpp"
 #include "platform/signals.hpp"
 #include "stats.hpp"
+#include "sync.hpp"
 
 namespace reclaim::core {
 
@@ -91,7 +92,7 @@ inline void answer_ping(int sig, siginfo_t*, void*) noexcept {
   // before what this thread does after the handler).
   const std::uint64_t n = pings.load(std::memory_order_seq_cst);
   // The interrupted code's stores (its slots) stay before the answer (see the top of the file).
-  std::atomic_signal_fence(std::memory_order_seq_cst);
+  core::signal_fence(std::memory_order_seq_cst);
   // release: pairs with the reclaimer's acquire load in wait_for_answer(); what this thread stored
   // before it was interrupted (its protections) is visible to the reclaimer from then on.
   m->answered.store(n, std::memory_order_release);
@@ -126,9 +127,9 @@ struct ping_fence : compiler_only_light_side {
     }
 
     // Read by reclaimers. activity: (times it went idle << 32) | guards and protections active.
-    std::atomic<bool> bound{false};
-    std::atomic<thread_mailbox*> mailbox{nullptr};
-    std::atomic<std::uint64_t> activity{0};
+    core::atomic<bool> bound{false};
+    core::atomic<thread_mailbox*> mailbox{nullptr};
+    core::atomic<std::uint64_t> activity{0};
     // Owner only: what its last heavy() pinged, kept for its capacity.
     struct ping {
       const record_state* state;
@@ -195,7 +196,7 @@ struct ping_fence : compiler_only_light_side {
     // (seq_cst load in answer_ping()). Preceded by a full fence: in the single order S, our reads
     // of `bound` and `activity` below follow our unlinks, pairing with bind()'s fence and the
     // fence after activate() (a thread we see unbound or idle re-reads sources after the unlinks).
-    std::atomic_thread_fence(std::memory_order_seq_cst);
+    core::thread_fence(std::memory_order_seq_cst);
     const std::uint64_t n = detail::pings.fetch_add(1, std::memory_order_seq_cst) + 1;
     thread_mailbox* self = detail::my_mailbox.load(std::memory_order_relaxed);
     const bool can_fall_back = fallback_barrier() != nullptr;
@@ -246,7 +247,7 @@ struct ping_fence : compiler_only_light_side {
     if (unanswered) {
       // Full fences around the barrier: as in asymmetric_fence::heavy() (core/fence.hpp).
       fallback_barrier()();
-      std::atomic_thread_fence(std::memory_order_seq_cst);
+      core::thread_fence(std::memory_order_seq_cst);
       counters::add(ctr.fallbacks, 1);
     }
   }
@@ -282,7 +283,7 @@ struct ping_fence : compiler_only_light_side {
       if ((a >> 32) != (seen >> 32)) return true;
       if (spins < 64) continue;
       // The thread may need this core to run its handler (threads may outnumber cores).
-      std::this_thread::yield();
+      core::yield_now();
       if (spins % 64 == 0 && fallback_barrier() && clock::now() > give_up)
         return false;
     }
@@ -311,7 +312,7 @@ struct ping_fence : compiler_only_light_side {
     // reclaimer that read us unbound had its full fence (heavy()) before that read in S, so our
     // re-reads after this fence see its unlinks.
     s.bound.store(true, std::memory_order_seq_cst);
-    std::atomic_thread_fence(std::memory_order_seq_cst);
+    core::thread_fence(std::memory_order_seq_cst);
   }
 };
 

@@ -10,6 +10,7 @@
 #include "retired.hpp"
 #include "stats.hpp"
 #include "timeline.hpp"
+#include "sync.hpp"
 
 namespace reclaim::core {
 
@@ -37,7 +38,7 @@ struct thread_record : record_base {
   // ends the operation) and the operations ever begun on it (high 32 bits, wrapping), so that
   // synchronize() can tell the operation it saw open from a later one (wait_for_open_guards()).
   // Written by the owner only (a relaxed load and a release store, no RMW).
-  std::atomic<std::uint64_t> depth{0};
+  core::atomic<std::uint64_t> depth{0};
   static constexpr std::uint64_t one_operation = std::uint64_t{1} << 32;
   static constexpr unsigned level_of(std::uint64_t d) noexcept { return static_cast<unsigned>(d); }
   static constexpr std::uint32_t operation_of(std::uint64_t d) noexcept {
@@ -76,10 +77,10 @@ struct thread_record : record_base {
   // borrower tries again later) or the CAS does, and the owner's RMW reads the lent value and waits
   // (wait_until_given_back()) until the borrower has moved the lists out, a few pointer moves.
   // Barriers of one domain are serialized, so there is one borrower at a time.
-  std::atomic<bool> borrowed{false};
+  core::atomic<bool> borrowed{false};
 
   template <class W>
-  bool try_borrow(std::atomic<W>& word, W idle, W lent) noexcept {
+  bool try_borrow(core::atomic<W>& word, W idle, W lent) noexcept {
     borrowed.store(true, std::memory_order_relaxed);
     // acquire: pairs with the owner's release that made the word idle (its last changes to its
     // garbage happen before our moves); release: an owner whose RMW reads `lent` sees
@@ -91,7 +92,7 @@ struct thread_record : record_base {
     return false;
   }
   template <class W>
-  void give_back(std::atomic<W>& word, W lent, W idle) noexcept {
+  void give_back(core::atomic<W>& word, W lent, W idle) noexcept {
     // release (both): our moves happen before the owner's next touch, whether its next RMW reads
     // the idle value we restore or it is already waiting on `borrowed`.
     word.compare_exchange_strong(lent, idle, std::memory_order_release, std::memory_order_relaxed);
@@ -100,7 +101,7 @@ struct thread_record : record_base {
   // The owner's RMW read the lent value.
   [[gnu::noinline]] void wait_until_given_back() noexcept {
     // acquire: pairs with the release store in give_back().
-    while (borrowed.load(std::memory_order_acquire)) std::this_thread::yield();
+    while (borrowed.load(std::memory_order_acquire)) core::yield_now();
   }
 
   // Hand-over on request, for a record whose owner is never idle long enough to be borrowed (it
@@ -109,7 +110,7 @@ struct thread_record : record_base {
   // (domain_base::gather() and answer_handover() say how). The owner pays one relaxed load per
   // operation.
   static constexpr std::uint32_t not_asked = 0, asked = 1, handing = 2, handed_over = 3;
-  std::atomic<std::uint32_t> handover{not_asked};
+  core::atomic<std::uint32_t> handover{not_asked};
   gathered_garbage handed;  // the owner's garbage, from its answer until the barrier takes it
 
   void count_retired(pending_gauge& gauge) noexcept {
@@ -145,7 +146,7 @@ struct thread_record : record_base {
 // free policy), and a barrier borrows the record while the word is free.
 struct garbage_claim {
   static constexpr std::uint32_t free = 0, held = 1, lent = 2;
-  std::atomic<std::uint32_t> word{free};
+  core::atomic<std::uint32_t> word{free};
 
   // Holds r's garbage for the owner while it lives. Nested (a deleter run by a scan that retires
   // into the same domain) it leaves the word held for the outer scope.

@@ -14,6 +14,7 @@
 #include <utility>
 
 #include "guard_base.hpp"
+#include "sync.hpp"
 
 namespace reclaim::core {
 
@@ -101,7 +102,7 @@ class region_hold : thread_bound {
   // era (ibr, hyaline_s, hyaline_1s) reads through its Domain::protect_in_operation(record, src),
   // with its own orders.
   template <class P>
-  P protect(const std::atomic<P>& src, std::memory_order order) {
+  P protect(const core::atomic<P>& src, std::memory_order order) {
     enter();
     P p;
     if constexpr (requires { domain_->protect_in_operation(*record_, src); })
@@ -114,7 +115,7 @@ class region_hold : thread_bound {
   // The same, if src still holds `expected` (true); otherwise holds nothing, sets `expected` to
   // what src holds, and returns false.
   template <class P>
-  bool try_protect(P& expected, const std::atomic<P>& src, std::memory_order order) {
+  bool try_protect(P& expected, const core::atomic<P>& src, std::memory_order order) {
     P p = protect(src, order);
     if (p == expected) return true;
     leave();
@@ -191,7 +192,7 @@ class region_scheme_guard : public guard_base<region_scheme_guard<Domain>> {
 
   // acquire: pairs with the release store or CAS that published the node.
   template <class P>
-  P protect(const std::atomic<P>& src, unsigned /*slot*/) const noexcept {
+  P protect(const core::atomic<P>& src, unsigned /*slot*/) const noexcept {
     this->check_owner();
     return src.load(std::memory_order_acquire);
   }

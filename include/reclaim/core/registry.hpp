@@ -43,12 +43,13 @@
 #include "platform/thread_exit.hpp"
 #include "padding.hpp"
 #include "retired.hpp"
+#include "sync.hpp"
 
 namespace reclaim::core {
 
 // The part every scheme's per-thread record starts with.
 struct alignas(cache_line) record_base {
-  std::atomic<bool> in_use{true};
+  core::atomic<bool> in_use{true};
   record_base* next_record = nullptr;  // immutable once the record is published
   orphan_headers headers;              // for the garbage handed over when the owner exits
   // Only in a child of fork(): the owner was another thread of the parent (see the top). Stays in
@@ -68,17 +69,17 @@ struct binding {
 
 // The binding this thread used last. Trivially constructible, so reading it is a plain TLS access
 // with no lazy-initialisation guard: the whole fast path of thread_registry::local().
-inline constinit thread_local binding last_binding{0, nullptr, nullptr};
+RECLAIM_THREAD_LOCAL(binding, last_binding, 0, nullptr, nullptr);
 
 // All bindings of this thread, on the heap: released by the thread-specific key's destructor.
 struct thread_bindings {
   std::vector<binding> all;
 };
-inline constinit thread_local thread_bindings* my_bindings = nullptr;
+RECLAIM_THREAD_LOCAL(thread_bindings*, my_bindings, nullptr);
 
 // The registry this thread is detaching from right now (debug builds name a deleter that destroys
 // the domain it runs in, which would otherwise wait for itself for ever).
-inline constinit thread_local const registry_base* detaching_from = nullptr;
+RECLAIM_THREAD_LOCAL(const registry_base*, detaching_from, nullptr);
 
 // Registries alive now, by id, with the number of detaches in progress on each. A thread that
 // exits after a domain was destroyed must not touch it; ids are never reused, so a stale binding
@@ -198,6 +199,12 @@ inline void detail::release_thread(void* p) noexcept {
   last_binding = binding{0, nullptr, nullptr};
   my_bindings = nullptr;
   delete mine;
+}
+
+// A thread's exit, for a thread that ends without pthread's thread-specific destructors: the
+// verification build's simulated threads (core/verify/relacy.hpp).
+inline void leave_thread() noexcept {
+  if (detail::thread_bindings* mine = detail::my_bindings) detail::release_thread(mine);
 }
 
 // Fork handlers (see the top). Prepare: the lock of the live domains is held across fork(), so that
@@ -354,8 +361,8 @@ class thread_registry final : public registry_base {
   }
 
   Owner& owner_;
-  std::atomic<Record*> head_{nullptr};
-  std::atomic<std::size_t> size_{0};
+  core::atomic<Record*> head_{nullptr};
+  core::atomic<std::size_t> size_{0};
 };
 
 }  // namespace reclaim::core

@@ -9,6 +9,7 @@
 #include <new>
 #include <type_traits>
 #include <utility>
+#include "sync.hpp"
 
 // Poison freed nodes in debug builds so that a use-after-free reads garbage pointers and crashes
 // instead of silently reading the old contents. AddressSanitizer does better on its own.
@@ -266,7 +267,7 @@ class orphanage {
     }
   }
 
-  std::atomic<orphan_batch*> head_{nullptr};
+  core::atomic<orphan_batch*> head_{nullptr};
 };
 
 }  // namespace reclaim::core

@@ -41,6 +41,7 @@
 
 #include "guard_base.hpp"
 #include "record.hpp"
+#include "sync.hpp"
 
 namespace reclaim::core {
 
@@ -112,7 +113,7 @@ class slot_guard : public Hooks::template guard_base<slot_guard<Hooks>> {
   // each scheme's hook says what it uses): pairs with the release store or CAS that published
   // the node.
   template <class P>
-  P protect(const std::atomic<P>& src, unsigned slot) noexcept(
+  P protect(const core::atomic<P>& src, unsigned slot) noexcept(
       noexcept(Hooks::protect(std::declval<domain&>(), std::declval<record&>(),
                               std::declval<typename Hooks::slot&>(), src,
                               std::memory_order_acquire))) {
@@ -241,7 +242,7 @@ class slot_protection : thread_bound {
   // Protects the pointer src holds (the hook's publish and validate, with `order` or stronger) and
   // returns it. Throws std::bad_alloc only when it takes its first slot.
   template <class P>
-  P protect(const std::atomic<P>& src, std::memory_order order) {
+  P protect(const core::atomic<P>& src, std::memory_order order) {
     slot& s = own_slot();
     hold();
     P p = Hooks::protect(*domain_, *record_, s, src, order);
@@ -254,7 +255,7 @@ class slot_protection : thread_bound {
   // gives up instead of retrying (lock-free algorithms that must not loop in protect, paper 003's
   // acquire_if_equal); otherwise it retries only as protect() does.
   template <class P>
-  bool try_protect(P& expected, const std::atomic<P>& src, std::memory_order order) {
+  bool try_protect(P& expected, const core::atomic<P>& src, std::memory_order order) {
     P now;
     if constexpr (requires {
                     Hooks::try_protect(std::declval<domain&>(), std::declval<record&>(),

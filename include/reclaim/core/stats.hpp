@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstdint>
 #include <utility>
+#include "sync.hpp"
 
 namespace reclaim {
 
@@ -39,13 +40,13 @@ namespace core {
 // Per-thread counters. Each is written by its owner only, so an increment is a relaxed load and
 // store, not a locked RMW; stats() reads them from any thread (relaxed: a snapshot, not a barrier).
 struct counters {
-  std::atomic<std::uint64_t> retired{0}, freed{0}, epochs{0}, scans{0}, signals{0}, fallbacks{0},
+  core::atomic<std::uint64_t> retired{0}, freed{0}, epochs{0}, scans{0}, signals{0}, fallbacks{0},
       free_ns{0}, scan_ns{0};
-  std::atomic<std::uint64_t> longest_pause_ns{0};
+  core::atomic<std::uint64_t> longest_pause_ns{0};
   // Owner only: the calls since the last timed one (sampled_timer), of scans and of single frees.
   unsigned scans_untimed = 0, frees_untimed = 0;
 
-  static void add(std::atomic<std::uint64_t>& c, std::uint64_t n) noexcept {
+  static void add(core::atomic<std::uint64_t>& c, std::uint64_t n) noexcept {
     c.store(c.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
   }
   // A pause of `ns`: the longest one so far is kept.
@@ -112,8 +113,8 @@ class pending_gauge {
     }
   }
 
-  std::atomic<std::int64_t> pending_{0};
-  std::atomic<std::int64_t> peak_{0};
+  core::atomic<std::int64_t> pending_{0};
+  core::atomic<std::int64_t> peak_{0};
 };
 
 // Measures the wall time of a block of frees into counters::free_ns; the block is one pause
@@ -145,7 +146,7 @@ class sampled_timer {
  public:
   static constexpr unsigned period = 17;
 
-  sampled_timer(std::atomic<std::uint64_t>& into, unsigned& untimed) noexcept
+  sampled_timer(core::atomic<std::uint64_t>& into, unsigned& untimed) noexcept
       : into_(into), timed_(++untimed == period) {
     if (timed_) {
       untimed = 0;
@@ -162,7 +163,7 @@ class sampled_timer {
   sampled_timer& operator=(const sampled_timer&) = delete;
 
  private:
-  std::atomic<std::uint64_t>& into_;
+  core::atomic<std::uint64_t>& into_;
   bool timed_;
   std::chrono::steady_clock::time_point start_{};
 };

@@ -66,6 +66,7 @@
 #include "detail/container_base.hpp"
 #include "detail/lifetime_check.hpp"
 #include "detail/llx_scx.hpp"
+#include "../core/sync.hpp"
 
 namespace reclaim::ds {
 
@@ -307,7 +308,7 @@ class basic_abtree
     const bool tagged;               // an internal node one level too deep (made by a split)
     std::uint16_t size = 0;          // elements of a leaf, children of an internal node
     std::uint16_t routers_built = 0;
-    std::atomic<node*> ptrs[B];      // internal nodes' children
+    core::atomic<node*> ptrs[B];      // internal nodes' children
     static constexpr std::size_t storage_bytes =
         std::max(B * sizeof(element_type), (B - 1) * sizeof(Key));
     alignas(std::max(alignof(element_type), alignof(Key))) std::byte storage[storage_bytes];

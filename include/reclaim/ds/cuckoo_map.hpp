@@ -65,6 +65,7 @@
 #include "detail/container_base.hpp"
 #include "detail/lifetime_check.hpp"
 #include "detail/spinlock.hpp"
+#include "../core/sync.hpp"
 
 namespace reclaim::ds {
 
@@ -520,7 +521,7 @@ class basic_cuckoo_map
 
   [[no_unique_address]] Hash hash_;
   [[no_unique_address]] KeyEqual equal_;
-  std::atomic<table*> table_;
+  core::atomic<table*> table_;
 };
 
 // A map from keys to values fixed at insertion.

@@ -55,6 +55,7 @@
 #include "detail/lifetime_check.hpp"
 #include "detail/lookup_api.hpp"
 #include "detail/version_lock.hpp"
+#include "../core/sync.hpp"
 
 namespace reclaim::ds {
 
@@ -214,7 +215,7 @@ class basic_dgt_bst
   struct node : Scheme::node_base {
     explicit node(bool leaf, node* l = nullptr, node* r = nullptr) : is_leaf(leaf), child{l, r} {}
     const bool is_leaf;
-    std::atomic<node*> child[2] = {};  // routers only
+    core::atomic<node*> child[2] = {};  // routers only
     detail::version_lock lock[2];      // lock[d] guards child[d]
   };
   struct router : node, detail::element<Key, void> {

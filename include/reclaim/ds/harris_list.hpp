@@ -43,6 +43,7 @@
 #include "../core/marked_ptr.hpp"
 #include "detail/lifetime_check.hpp"
 #include "detail/lookup_api.hpp"
+#include "../core/sync.hpp"
 
 namespace reclaim::ds {
 
@@ -156,7 +157,7 @@ class basic_harris_list
   // What every node has, the sentinels included.
   struct link_node : Scheme::node_base {
     explicit link_node(link_node* n) : next(link(n)) {}
-    std::atomic<link> next;  // marked: this node is logically deleted, and the link is frozen
+    core::atomic<link> next;  // marked: this node is logically deleted, and the link is frozen
   };
   struct node : link_node, detail::element<Key, Value> {
     template <class... KV>

@@ -37,6 +37,7 @@
 #include "detail/lifetime_check.hpp"
 #include "detail/lookup_api.hpp"
 #include "detail/spinlock.hpp"
+#include "../core/sync.hpp"
 
 namespace reclaim::ds {
 
@@ -125,8 +126,8 @@ class basic_lazy_list
   // What every node has, the sentinels included: the links and the lock.
   struct link_node : Scheme::node_base {
     explicit link_node(link_node* n) : next(n) {}
-    std::atomic<link_node*> next;
-    std::atomic<bool> marked{false};
+    core::atomic<link_node*> next;
+    core::atomic<bool> marked{false};
     detail::spinlock lock;
   };
   struct node : link_node, detail::element<Key, Value> {

@@ -65,6 +65,7 @@
 #include "detail/lifetime_check.hpp"
 #include "detail/lookup_api.hpp"
 #include "detail/spinlock.hpp"
+#include "../core/sync.hpp"
 
 namespace reclaim::ds {
 
@@ -200,17 +201,17 @@ class basic_lazy_skiplist
   // What every node has, the head included: a tower of links, the flags and the lock. `next`
   // points at the links, which follow the node in its tower.
   struct link_node : Scheme::node_base {
-    link_node(std::atomic<link_node*>* links, unsigned h)
+    link_node(core::atomic<link_node*>* links, unsigned h)
         : next(links), height(static_cast<std::uint8_t>(h)) {}
-    std::atomic<link_node*>* const next;
+    core::atomic<link_node*>* const next;
     const std::uint8_t height;
-    std::atomic<bool> marked{false};
-    std::atomic<bool> fully_linked{false};
+    core::atomic<bool> marked{false};
+    core::atomic<bool> fully_linked{false};
     detail::spinlock lock;
   };
   struct node : link_node, detail::element<Key, Value> {
     template <class... KV>
-    node(std::atomic<link_node*>* links, unsigned h, KV&&... kv)
+    node(core::atomic<link_node*>* links, unsigned h, KV&&... kv)
         : link_node(links, h), detail::element<Key, Value>(std::forward<KV>(kv)...) {}
   };
   // A node of height H, allocated, retired and freed as this most derived type.
@@ -218,11 +219,11 @@ class basic_lazy_skiplist
   struct tower final : node {
     template <class... KV>
     explicit tower(KV&&... kv) : node(links, H, std::forward<KV>(kv)...) {}
-    std::atomic<link_node*> links[H] = {};
+    core::atomic<link_node*> links[H] = {};
   };
   struct head_tower : link_node {
     head_tower() : link_node(links, MaxHeight) {}
-    std::atomic<link_node*> links[MaxHeight] = {};
+    core::atomic<link_node*> links[MaxHeight] = {};
   };
 
   static node* as_node(link_node* n) noexcept { return static_cast<node*>(n); }
@@ -449,7 +450,7 @@ class basic_lazy_skiplist
           if (spins < 64)
             RECLAIM_CPU_RELAX();
           else
-            std::this_thread::yield();
+            core::yield_now();
         }
         return false;
       }

@@ -41,6 +41,7 @@
 #include "detail/container_base.hpp"
 #include "detail/lifetime_check.hpp"
 #include "detail/value_slot.hpp"
+#include "../core/sync.hpp"
 
 namespace reclaim::ds {
 
@@ -174,12 +175,12 @@ class ms_queue : public detail::container_base<Scheme> {
     explicit node(std::in_place_t, Args&&... args)
         : value(std::in_place, std::forward<Args>(args)...) {}
     detail::value_slot<T> value;  // holds a value until the pop that makes this node the dummy
-    std::atomic<node*> next{nullptr};
+    core::atomic<node*> next{nullptr};
   };
   static_assert(restart_safe<node*>);
 
-  std::atomic<node*> head_{nullptr};
-  std::atomic<node*> tail_{nullptr};
+  core::atomic<node*> head_{nullptr};
+  core::atomic<node*> tail_{nullptr};
 };
 
 }  // namespace reclaim::ds

@@ -73,6 +73,7 @@
 #include "../core/marked_ptr.hpp"
 #include "detail/lifetime_check.hpp"
 #include "detail/lookup_api.hpp"
+#include "../core/sync.hpp"
 
 namespace reclaim::ds {
 
@@ -251,7 +252,7 @@ class basic_nm_bst
         : rank(r), is_leaf(leaf), child{link(l), link(rt)} {}
     const std::uint8_t rank;  // 0: a real key
     const bool is_leaf;
-    std::atomic<link> child[2];
+    core::atomic<link> child[2];
   };
   struct router : node, detail::element<Key, void> {
     template <class K>
@@ -292,7 +293,7 @@ class basic_nm_bst
   unsigned dir(const node* n, detail::search_key<Key> key) const {
     return n->rank || comp_(key, as_router(n)->key) ? left : right;
   }
-  std::atomic<link>& edge_to(node* n, detail::search_key<Key> key) const {
+  core::atomic<link>& edge_to(node* n, detail::search_key<Key> key) const {
     return n->child[dir(n, key)];
   }
   bool holds(const node* l, const Key& key) const {
@@ -409,7 +410,7 @@ class basic_nm_bst
     // is (a tag goes only on the sibling of a flagged edge), and ours is kept.
     const unsigned kept =
         (p->child[toward].load(std::memory_order_acquire).mark() & flag) ? 1 - toward : toward;
-    std::atomic<link>& kept_edge = p->child[kept];
+    core::atomic<link>& kept_edge = p->child[kept];
     link sibling = kept_edge.load(std::memory_order_acquire);
     // acq_rel: the tag freezes the edge before the swing below (release), and we read the
     // sibling as it is frozen (acquire).

@@ -64,6 +64,7 @@
 #include "detail/container_base.hpp"
 #include "detail/lifetime_check.hpp"
 #include "detail/spinlock.hpp"
+#include "../core/sync.hpp"
 
 namespace reclaim::ds {
 
@@ -262,19 +263,19 @@ class basic_occ_avl
     explicit entry(KV&&... kv) : detail::element<Key, Value>(std::forward<KV>(kv)...) {}
   };
   struct no_entry {};
-  using entry_link = std::conditional_t<api::is_map, std::atomic<entry*>, no_entry>;
+  using entry_link = std::conditional_t<api::is_map, core::atomic<entry*>, no_entry>;
 
   // The holder (the root's parent, Bronson's root holder) is only this; every other node is a
   // keyed node.
   struct node : Scheme::node_base {
     node() noexcept = default;
     explicit node(node* p) noexcept : parent(p) {}
-    std::atomic<version_type> version{0};
-    std::atomic<int> height{1};
-    std::atomic<bool> is_present{true};  // sets: the key is in the set (false: a routing node)
+    core::atomic<version_type> version{0};
+    core::atomic<int> height{1};
+    core::atomic<bool> is_present{true};  // sets: the key is in the set (false: a routing node)
     detail::spinlock lock;
-    std::atomic<node*> parent{nullptr};
-    std::atomic<node*> child[2] = {};
+    core::atomic<node*> parent{nullptr};
+    core::atomic<node*> child[2] = {};
     [[no_unique_address]] entry_link entry{};  // maps: the key's entry (nullptr: routing node)
   };
   struct keyed : node, detail::element<Key, void> {
@@ -330,7 +331,7 @@ class basic_occ_avl
       if (spins < 64)
         RECLAIM_CPU_RELAX();
       else
-        std::this_thread::yield();
+        core::yield_now();
     }
   }
 
@@ -486,7 +487,7 @@ class basic_occ_avl
   // Publishes a hazard for x, which the caller's locks keep linked: a protect of a local copy,
   // whose re-read cannot fail. Under epoch schemes a plain load.
   static node* hold(guard_type& g, node* x, unsigned slot) {
-    std::atomic<node*> here{x};
+    core::atomic<node*> here{x};
     return g.protect(here, slot);
   }
   // x is locked and linked: its parent pointer names a node not yet retired (see the header).
@@ -610,7 +611,7 @@ class basic_occ_avl
     // relaxed store, then the release stores of the links: a search that reads a new link reads
     // the shrinking bit (or the end) when it checks n's version again.
     n->version.store(v | shrinking_bit, std::memory_order_relaxed);
-    std::atomic_thread_fence(std::memory_order_release);
+    core::thread_fence(std::memory_order_release);
     return v;
   }
   static void end_shrink(node* n, version_type before) noexcept {

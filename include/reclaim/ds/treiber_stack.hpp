@@ -33,6 +33,7 @@
 #include "detail/container_base.hpp"
 #include "detail/lifetime_check.hpp"
 #include "detail/value_slot.hpp"
+#include "../core/sync.hpp"
 
 namespace reclaim::ds {
 
@@ -118,7 +119,7 @@ class treiber_stack : public detail::container_base<Scheme> {
   };
   static_assert(restart_safe<node*>);
 
-  std::atomic<node*> top_{nullptr};
+  core::atomic<node*> top_{nullptr};
 };
 
 }  // namespace reclaim::ds

@@ -62,6 +62,7 @@
 #include "detail/crystalline_reservations.hpp"
 #include "detail/eras.hpp"
 #include "../policies.hpp"  // slots<K>
+#include "../core/sync.hpp"
 
 namespace reclaim {
 
@@ -107,7 +108,7 @@ struct basic_crystalline : core::scheme_base<basic_crystalline<WaitFree, Policie
       detail::crystalline_reservation* target;
     };
     node_base* batch = nullptr;
-    std::atomic<std::int64_t> refs{0};
+    core::atomic<std::int64_t> refs{0};
   };
 
   struct slot_hooks;
@@ -243,7 +244,7 @@ class basic_crystalline<WaitFree, Policies...>::domain
   // (detail/crystalline_reservations.hpp, "Records and blocks registered after a seal began").
   void fence_once(record& r) noexcept {
     if (!r.fenced) [[unlikely]] {
-      std::atomic_thread_fence(std::memory_order_seq_cst);
+      core::thread_fence(std::memory_order_seq_cst);
       r.fenced = true;
     }
   }
@@ -252,7 +253,7 @@ class basic_crystalline<WaitFree, Policies...>::domain
   reservation* take(record& r) noexcept {
     return r.pool.take([this] {
       reservations_.fetch_add(detail::crystalline_pool::block_size, std::memory_order_relaxed);
-      std::atomic_thread_fence(std::memory_order_seq_cst);  // as fence_once()
+      core::thread_fence(std::memory_order_seq_cst);  // as fence_once()
     });
   }
   reservation& take_or_throw(record& r) {
@@ -299,7 +300,7 @@ class basic_crystalline<WaitFree, Policies...>::domain
   // DWCAS that also detaches its list, traverse the detached list, and try again. Under
   // crystalline_w it asks for help after fast_tries tries (AskForHelp false: the lock-free loop).
   template <bool AskForHelp = wait_free, class P>
-  P protect(record& r, slot& s, const std::atomic<P>& src) {
+  P protect(record& r, slot& s, const core::atomic<P>& src) {
     era_t prev = s.era;
     [[maybe_unused]] unsigned tries = fast_tries;
     for (;;) {
@@ -495,7 +496,7 @@ class basic_crystalline<WaitFree, Policies...>::domain
     node_base* const ref = as_node(b.nodes.tail());
     const era_t min = b.min_birth;
     // The retirer's fence of the argument above.
-    std::atomic_thread_fence(std::memory_order_seq_cst);
+    core::thread_fence(std::memory_order_seq_cst);
 
     // The assignment pass: one node per reservation that needs the batch.
     node_base* next = as_node(b.nodes.head());
@@ -704,17 +705,17 @@ class basic_crystalline<WaitFree, Policies...>::domain
   }
 
   detail::era_clock clock_;
-  std::atomic<std::size_t> reservations_{0};  // in every record's pool
+  core::atomic<std::size_t> reservations_{0};  // in every record's pool
   // Sealed batches not yet freed, by barrier phase.
-  alignas(core::cache_line) std::atomic<std::int64_t> in_flight_[2] = {0, 0};
-  std::atomic<unsigned> phase_{0};
+  alignas(core::cache_line) core::atomic<std::int64_t> in_flight_[2] = {0, 0};
+  core::atomic<unsigned> phase_{0};
   // crystalline_w (detail/crystalline_helping.hpp): requests pending (counted before they are
   // published), requests answered by a helper, and holds made.
-  alignas(core::cache_line) std::atomic<std::int64_t> requests_{0};
-  std::atomic<std::uint64_t> helped_answers_{0};
-  std::atomic<std::uint64_t> holds_made_{0};
+  alignas(core::cache_line) core::atomic<std::int64_t> requests_{0};
+  core::atomic<std::uint64_t> helped_answers_{0};
+  core::atomic<std::uint64_t> holds_made_{0};
   // Set in a child of fork() that forgot records: their reservations wait for release_forgotten().
-  std::atomic<bool> forgotten_pending_{false};
+  core::atomic<bool> forgotten_pending_{false};
   // Changed only in a child of fork(), while it has one thread (forget_thread()).
   std::uint64_t fork_generation_ = 0;
 };
@@ -738,7 +739,7 @@ struct basic_crystalline<WaitFree, Policies...>::slot_hooks
   // The era loop (domain::protect()), seq_cst whatever the order asked; the container still
   // checks its own validity (the mark).
   template <class P>
-  static P protect(domain& d, record& r, slot& s, const std::atomic<P>& src,
+  static P protect(domain& d, record& r, slot& s, const core::atomic<P>& src,
                    std::memory_order /*order*/) {
     return d.protect(r, s, src);
   }

@@ -71,6 +71,7 @@
 #include "../core/sorted_snapshot.hpp"
 #include "../free/batch.hpp"
 #include "../policies.hpp"
+#include "../core/sync.hpp"
 
 namespace reclaim {
 
@@ -129,7 +130,7 @@ struct hazard_list {
   // fence::heavy()).
   template <class Domain, class Record>
   static void activate(Domain&, Record&) noexcept {
-    std::atomic_thread_fence(std::memory_order_seq_cst);
+    core::thread_fence(std::memory_order_seq_cst);
   }
   template <class Record>
   static void deactivate(Record&) noexcept {}
@@ -274,7 +275,7 @@ class hp<Policies...>::domain
   friend struct core::slot_hooks_base;
   friend base;
   friend keeper;
-  using slot = std::atomic<const void*>;
+  using slot = core::atomic<const void*>;
 
   template <class P>
   static const core::retired_hook* address_of(P p) noexcept {
@@ -288,14 +289,14 @@ class hp<Policies...>::domain
   // it (guard::protect(), protection::protect()). The hazard is the node's retired_hook address,
   // the same address retire() records.
   template <class P>
-  static P publish_validated(slot& hazard, const std::atomic<P>& src, std::memory_order order) {
+  static P publish_validated(slot& hazard, const core::atomic<P>& src, std::memory_order order) {
     // `order` (acquire for guards): pairs with the release store or CAS that published the node.
     P p = src.load(order);
     for (;;) {
       // The hazard is visible before the re-read (core/fence.hpp); pairs with fence::heavy().
       fence::publish(hazard, address_of(p));
       P again = src.load(fence::reread(order));
-      if (again == p) return p;
+      if (again == p || RECLAIM_MUTATED(hp_no_validation)) return p;
       p = again;
     }
   }
@@ -425,7 +426,7 @@ class hp<Policies...>::domain
   // Moves the nodes of `list` that no hazard protects now into `safe`.
   void take_unprotected(record& r, core::retired_list& list, core::retired_list& safe) noexcept {
     core::scan_timer timer(r.ctr);
-    run_heavy_side(r);
+    if (!RECLAIM_MUTATED(hp_scan_without_heavy_side)) run_heavy_side(r);
     const auto find = [&](auto&& f) { return find_hazard(f); };
     r.snapshot.take(find);
     list.partition_into(safe, [&](core::retired_hook* node) {
@@ -438,7 +439,7 @@ class hp<Policies...>::domain
   // fence, so the heavy side runs first, as before a scan: either a reader's depth is visible, or
   // its reads come after our earlier writes.
   bool wait_for_grace_period(record& me, core::deadline d) const {
-    run_heavy_side(me);
+    if (!RECLAIM_MUTATED(hp_synchronize_without_heavy_side)) run_heavy_side(me);
     return this->wait_for_open_guards(d);
   }
 
@@ -510,7 +511,7 @@ class hp<Policies...>::domain
   }
 
   // Hazard slots beyond each record's first block: nested guards' blocks and protections' pools.
-  std::atomic<std::size_t> extra_slots_{0};
+  core::atomic<std::size_t> extra_slots_{0};
   [[no_unique_address]] typename keeper::shared shared_;  // epoch_pop: the global epoch
 };
 
@@ -540,14 +541,14 @@ struct hp<Policies...>::slot_hooks
   }
 
   template <class P>
-  static P protect(domain&, record&, slot& hazard, const std::atomic<P>& src,
+  static P protect(domain&, record&, slot& hazard, const core::atomic<P>& src,
                    std::memory_order order) noexcept {
     return domain::publish_validated(hazard, src, order);
   }
   // As publish_validated(), once.
   template <class P>
   static P try_protect(domain&, record&, slot& hazard, const P& expected,
-                       const std::atomic<P>& src, std::memory_order order) noexcept {
+                       const core::atomic<P>& src, std::memory_order order) noexcept {
     fence::publish(hazard, domain::address_of(expected));
     return src.load(fence::reread(order));
   }

@@ -60,6 +60,7 @@
 #include "detail/hyaline_slots.hpp"
 #include "detail/eras.hpp"
 #include "../policies.hpp"  // slots<K>
+#include "../core/sync.hpp"
 
 namespace reclaim {
 
@@ -248,7 +249,7 @@ class basic_hyaline<Slots, Robust, Policies...>::domain
       }
       r.slot = i;
       r.handle = ptr_of(seen.hi);
-      std::atomic_signal_fence(std::memory_order_seq_cst);  // after the CAS and the handle
+      core::signal_fence(std::memory_order_seq_cst);  // after the CAS and the handle
       r.counted = true;
       // seq_cst: the era the protects compare with is read after our enter
       // (protect_in_operation()).
@@ -257,7 +258,7 @@ class basic_hyaline<Slots, Robust, Policies...>::domain
       // The first enter on a record after its thread registered: the fence the retirer's walk
       // relies on (F_r precedes it in S, see retire_batch()).
       if (!r.fenced) [[unlikely]] {
-        std::atomic_thread_fence(std::memory_order_seq_cst);
+        core::thread_fence(std::memory_order_seq_cst);
         r.fenced = true;
       }
       // seq_cst RMW: ordered with every retirer's RMW on this head (see retire_batch()).
@@ -290,7 +291,7 @@ class basic_hyaline<Slots, Robust, Policies...>::domain
       detail::hyaline_slot& s = slots_[r.slot];
       node* const handle = r.handle;
       r.counted = false;
-      std::atomic_signal_fence(std::memory_order_seq_cst);  // before the leaving CAS
+      core::signal_fence(std::memory_order_seq_cst);  // before the leaving CAS
       core::word_pair seen{1, word_of(handle)};  // the usual case: alone, nothing pushed
       node* first;
       node* next = nullptr;
@@ -455,7 +456,7 @@ class basic_hyaline<Slots, Robust, Policies...>::domain
   // (a DWCAS read under hyaline_s, a relaxed load under hyaline_1s); it orders nothing.
   bool retire_batch(record& me, core::retired_list& b, era_t min_birth) {
     // F_r: every unlink of b's nodes comes before the slot checks below.
-    std::atomic_thread_fence(std::memory_order_seq_cst);
+    core::thread_fence(std::memory_order_seq_cst);
     [[maybe_unused]] record* const first_record = this->threads_.head();
     std::size_t n = slot_count;
     if constexpr (!shared_slots) {
@@ -598,7 +599,7 @@ class basic_hyaline<Slots, Robust, Policies...>::domain
   // shows, counts it). A stalled thread's slot era stops moving, so batches whose nodes were all
   // born later skip it.
   template <class P>
-  P protect_in_operation(record& r, const std::atomic<P>& src)
+  P protect_in_operation(record& r, const core::atomic<P>& src)
     requires Robust
   {
     era_t mine = r.era;
@@ -614,7 +615,7 @@ class basic_hyaline<Slots, Robust, Policies...>::domain
   // era, shared by its threads.
   era_t publish_era(record& r, era_t now) noexcept {
     if constexpr (shared_slots) {
-      std::atomic<era_t>& a = slots_[r.slot].access;
+      core::atomic<era_t>& a = slots_[r.slot].access;
       era_t cur = r.era;
       // Only raises the slot's era (its other threads may rely on a later one).
       while (cur < now &&
@@ -750,7 +751,7 @@ class basic_hyaline<Slots, Robust, Policies...>::domain
   std::conditional_t<shared_slots, detail::hyaline_slot[slot_count], char> slots_{};
   [[no_unique_address]] std::conditional_t<Robust, detail::era_clock, char> clock_{};
   std::uint64_t barrier_generation_ = 0;
-  std::atomic<std::uint64_t> barrier_freed_{0};
+  core::atomic<std::uint64_t> barrier_freed_{0};
 };
 
 
@@ -773,7 +774,7 @@ class basic_hyaline<Slots, Robust, Policies...>::guard : public core::guard_base
   // the era loop (protect_in_operation()); the container validates what it read as with hazard
   // pointers.
   template <class P>
-  P protect(const std::atomic<P>& src, unsigned /*slot*/) {
+  P protect(const core::atomic<P>& src, unsigned /*slot*/) {
     this->check_owner();
     if constexpr (Robust)
       return domain_.protect_in_operation(record_, src);

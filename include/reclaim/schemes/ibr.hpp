@@ -68,6 +68,7 @@
 #include "../policies.hpp"
 #include "detail/era_reclaim.hpp"
 #include "detail/eras.hpp"
+#include "../core/sync.hpp"
 
 namespace reclaim {
 
@@ -103,8 +104,8 @@ struct ibr_record : era_record<FreePolicy> {
   static constexpr era_t no_interval = std::numeric_limits<era_t>::max();
   // Read by other threads' scans: the operation's interval (none: lower = no_interval, upper =
   // no_era).
-  alignas(core::cache_line) std::atomic<era_t> lower{no_interval};
-  std::atomic<era_t> upper{no_era};
+  alignas(core::cache_line) core::atomic<era_t> lower{no_interval};
+  core::atomic<era_t> upper{no_era};
   // Owner only: the scan's snapshot of the intervals.
   std::vector<std::pair<era_t, era_t>> snapshot;
 };
@@ -149,7 +150,7 @@ class ibr<Policies...>::domain
 
   // he's protocol on upper (the guard's protect(), and core::region_hold's for guard_ptrs).
   template <class P>
-  P protect_in_operation(record& r, const std::atomic<P>& src) {
+  P protect_in_operation(record& r, const core::atomic<P>& src) {
     era_t prev = r.upper.load(std::memory_order_relaxed);  // our own
     if (prev == detail::no_era) [[unlikely]] {
       // The operation's first protect: lower, then upper, both seq_cst, before the load below.
@@ -222,7 +223,7 @@ class ibr<Policies...>::guard : public detail::era_guard_base<guard> {
   }
 
   template <class P>
-  P protect(const std::atomic<P>& src, unsigned /*slot*/) noexcept {
+  P protect(const core::atomic<P>& src, unsigned /*slot*/) noexcept {
     this->check_owner();
     return domain_.protect_in_operation(record_, src);
   }

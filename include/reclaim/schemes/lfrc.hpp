@@ -63,6 +63,7 @@
 #include "../free/batch.hpp"
 #include "../policies.hpp"
 #include "detail/lfrc_memory.hpp"
+#include "../core/sync.hpp"
 
 namespace reclaim {
 
@@ -111,7 +112,7 @@ class lfrc<Policies...>::domain
   using record = detail::lfrc_record<slot_count>;
   using block = core::slot_block<const void*, slot_count>;
   using base = core::domain_base<domain, record>;
-  using slot = std::atomic<const void*>;
+  using slot = core::atomic<const void*>;
   using header = detail::lfrc::block_header;
 
  public:
@@ -178,7 +179,7 @@ class lfrc<Policies...>::domain
   // The node src holds, counted in `held` (which may count another: it is released after), once a
   // re-read of src after the increment still finds it.
   template <class P>
-  P acquire(record& r, slot& held, const std::atomic<P>& src, std::memory_order order) {
+  P acquire(record& r, slot& held, const core::atomic<P>& src, std::memory_order order) {
     // `order` (acquire for guards): pairs with the release store or CAS that published the node.
     P p = src.load(order);
     for (;;) {
@@ -200,7 +201,7 @@ class lfrc<Policies...>::domain
   // The same, but only if src holds `expected`: `held` counts it then; otherwise it counts what
   // it counted before. Returns what src holds. Never loops.
   template <class P>
-  P try_acquire(record& r, slot& held, const P& expected, const std::atomic<P>& src,
+  P try_acquire(record& r, slot& held, const P& expected, const core::atomic<P>& src,
                 std::memory_order order) {
     const void* node = node_of(expected);
     const bool counted = node != held.load(std::memory_order_relaxed) && node;
@@ -244,7 +245,7 @@ class lfrc<Policies...>::domain
     // Full fence: pairs with the readers' seq_cst increment and re-read (acquire()): either our
     // RMW below sees a reader's count, or the reader's re-read sees the unlink that came before
     // (store-buffering; the unlink itself need not be seq_cst).
-    std::atomic_thread_fence(std::memory_order_seq_cst);
+    core::thread_fence(std::memory_order_seq_cst);
     // acq_rel: the release publishes the node's deleter (set by retire's caller) to the claimer.
     const std::uint64_t was = h->refs.fetch_or(retired, std::memory_order_acq_rel);
     assert(!(was & retired) && "reclaim: node retired twice");
@@ -329,13 +330,13 @@ struct lfrc<Policies...>::slot_hooks
   static constexpr bool clears_lent_slot = true;
 
   template <class P>
-  static P protect(domain& d, record& r, slot& held, const std::atomic<P>& src,
+  static P protect(domain& d, record& r, slot& held, const core::atomic<P>& src,
                    std::memory_order order) {
     return d.acquire(r, held, src, order);
   }
   template <class P>
   static P try_protect(domain& d, record& r, slot& held, const P& expected,
-                       const std::atomic<P>& src, std::memory_order order) {
+                       const core::atomic<P>& src, std::memory_order order) {
     return d.try_acquire(r, held, expected, src, order);
   }
   // From the domain's free list.

@@ -105,6 +105,7 @@
 #include "../free/batch.hpp"
 #include "../policies.hpp"
 #include "detail/nbr_signal.hpp"
+#include "../core/sync.hpp"
 
 namespace reclaim {
 
@@ -186,8 +187,8 @@ struct nbr_record : core::thread_record<FreePolicy> {
   alignas(core::cache_line) nbr_phase phase;
   // The owner's mailbox (core/platform/mailbox.hpp: its kernel id, the signals on their way to it),
   // held while bound; published by the phase RMWs.
-  std::atomic<core::thread_mailbox*> mailbox{nullptr};
-  std::atomic<std::uint64_t> announce{0};  // nbr_plus: odd while the owner runs a signal round
+  core::atomic<core::thread_mailbox*> mailbox{nullptr};
+  core::atomic<std::uint64_t> announce{0};  // nbr_plus: odd while the owner runs a signal round
   // The outermost guard's R reservations, and blocks for nested guards.
   reservation_block<R> reserved;
   // Written by the owner around each retire, read by a barrier (core::garbage_claim).
@@ -510,7 +511,7 @@ class basic_nbr<Variant, Policies...>::domain
     while (reader.rec->phase.seq.load(std::memory_order_acquire) == reader.seq) {
       // The reader may need this core to run its handler (threads may outnumber cores).
       if (++spins < 64) continue;
-      std::this_thread::yield();
+      core::yield_now();
       if (spins % resend_after == 0 && !signal(r, reader)) return;
     }
   }
@@ -534,7 +535,7 @@ class basic_nbr<Variant, Policies...>::domain
     r.bookmark = r.bag.head();
     r.retires_since_check = 0;
     r.announces_seen.clear();
-    std::atomic_thread_fence(std::memory_order_seq_cst);
+    core::thread_fence(std::memory_order_seq_cst);
     try {
       for (const record* other = this->threads_.head(); other;
            other = decltype(this->threads_)::next_of(other)) {
@@ -684,7 +685,7 @@ class basic_nbr<Variant, Policies...>::guard : public core::guard_base<guard> {
   // acquire: pairs with the release store or CAS that published the node. No validation: a read
   // phase that could reach a freed node is restarted before the node is freed.
   template <class P>
-  P protect(const std::atomic<P>& src, unsigned /*slot*/) const noexcept {
+  P protect(const core::atomic<P>& src, unsigned /*slot*/) const noexcept {
     this->check_owner();
     return src.load(std::memory_order_acquire);
   }

@@ -12,6 +12,7 @@
 #include "../core/domain.hpp"
 #include "../core/guard_base.hpp"
 #include "../free/batch.hpp"
+#include "../core/sync.hpp"
 
 namespace reclaim {
 
@@ -71,7 +72,7 @@ class none::guard : public core::guard_base<none::guard> {
 
   // acquire: pairs with the release store that published the node.
   template <class P>
-  P protect(const std::atomic<P>& src, unsigned /*slot*/) const noexcept {
+  P protect(const core::atomic<P>& src, unsigned /*slot*/) const noexcept {
     check_owner();
     return src.load(std::memory_order_acquire);
   }
@@ -104,11 +105,11 @@ class none::protection {
 
   // `order`: pairs with the release store or CAS that published the node.
   template <class P>
-  P protect(const std::atomic<P>& src, std::memory_order order) const noexcept {
+  P protect(const core::atomic<P>& src, std::memory_order order) const noexcept {
     return src.load(order);
   }
   template <class P>
-  bool try_protect(P& expected, const std::atomic<P>& src, std::memory_order order) const noexcept {
+  bool try_protect(P& expected, const core::atomic<P>& src, std::memory_order order) const noexcept {
     P now = src.load(order);
     if (now == expected) return true;
     expected = now;

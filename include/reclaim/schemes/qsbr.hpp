@@ -36,6 +36,7 @@
 #include "../free/batch.hpp"
 #include "../policies.hpp"
 #include "detail/epoch_engine.hpp"
+#include "../core/sync.hpp"
 
 namespace reclaim {
 
@@ -60,7 +61,7 @@ template <class FreePolicy>
 struct qsbr_record : epoch_record<FreePolicy> {
   // Read by a barrier: the last epoch at which the owner freed its lists three epochs old (and
   // drained its free policy, while a barrier runs).
-  std::atomic<std::uint64_t> collected{0};
+  core::atomic<std::uint64_t> collected{0};
   // Owner only. Offline (never used, released, or thread_offline()), the record announces idle.
   bool online = false;
 };
@@ -241,7 +242,7 @@ class qsbr<Policies...>::domain
     r.seen_epoch = 0;
   }
 
-  std::atomic<unsigned> barriers_{0};  // barriers in progress (serialized: 0 or 1)
+  core::atomic<unsigned> barriers_{0};  // barriers in progress (serialized: 0 or 1)
 };
 
 template <class... Policies>

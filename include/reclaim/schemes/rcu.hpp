@@ -33,6 +33,7 @@
 #include "../free/batch.hpp"
 #include "../policies.hpp"
 #include "detail/epoch_engine.hpp"
+#include "../core/sync.hpp"
 
 namespace reclaim {
 
@@ -68,7 +69,7 @@ struct rcu_record : core::thread_record<FreePolicy> {
   static constexpr std::uint64_t lent = none - 1;
 
   // Read by other threads' scans.
-  alignas(core::cache_line) std::atomic<std::uint64_t> reservation{none};
+  alignas(core::cache_line) core::atomic<std::uint64_t> reservation{none};
   // Owner only.
   alignas(core::cache_line) core::retired_list retired;
   unsigned retires_since_bump = 0;

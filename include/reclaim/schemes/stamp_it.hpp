@@ -68,6 +68,7 @@
 #include "../free/batch.hpp"
 #include "../policies.hpp"
 #include "detail/stamp_pool.hpp"
+#include "../core/sync.hpp"
 
 namespace reclaim {
 
@@ -160,7 +161,7 @@ class stamp_it<Policies...>::domain
   void retire(record& r, core::retired_hook* node) noexcept {
     // Full fence: pairs with the one at the end of push() (the argument at the top). The node
     // was unlinked before; a seq_cst load alone would not be ordered after the unlink.
-    std::atomic_thread_fence(std::memory_order_seq_cst);
+    core::thread_fence(std::memory_order_seq_cst);
     static_cast<node_base*>(node)->retire_stamp = pool_.head_stamp();
     holding garbage(r);
     r.stamped.push_back(node);
@@ -230,7 +231,7 @@ class stamp_it<Policies...>::domain
       // threads that become the last one while the other holds the lists, at least one sees the
       // other's tail stamp or returned lists (store-buffering). A seq_cst load alone would not
       // order our earlier tail CAS (in remove()) before the take.
-      std::atomic_thread_fence(std::memory_order_seq_cst);
+      core::thread_fence(std::memory_order_seq_cst);
       for (;;) {
         const stamp_t tail = pool_.tail_stamp();
         core::orphan_batch* b = this->orphans_.take_batches();
@@ -257,7 +258,7 @@ class stamp_it<Policies...>::domain
         this->orphans_.give_back(kept, kept_last);
         if (!kept) break;
         // Full fence: see above.
-        std::atomic_thread_fence(std::memory_order_seq_cst);
+        core::thread_fence(std::memory_order_seq_cst);
         if (oldest_kept > pool_.tail_stamp()) break;
       }
     }

@@ -106,6 +106,7 @@
 #include "../free/amortized.hpp"
 #include "../free/batch.hpp"
 #include "../policies.hpp"
+#include "../core/sync.hpp"
 
 namespace reclaim {
 
@@ -184,7 +185,7 @@ struct token_record : core::thread_record<FreePolicy> {
   }
 
   // Written by passers (the token, skips) and the owner.
-  alignas(core::cache_line) std::atomic<std::uint64_t> state{fresh_bit};
+  alignas(core::cache_line) core::atomic<std::uint64_t> state{fresh_bit};
   // Owner only: the state its current operation announced, and the bags, newest first.
   alignas(core::cache_line) std::uint64_t announced = 0;
   // Whether the token is in the owner's hand: holding (taken off the state or picked up, not yet
@@ -304,9 +305,9 @@ class token_ebr<Order, Policies...>::domain
   // For a child of fork() (forget_thread()): the compiler keeps the hand in program order with the
   // token's atomic moves around it, as a thread stopped by the fork left them.
   static void set_hand(record& r, typename record::hand h) noexcept {
-    std::atomic_signal_fence(std::memory_order_seq_cst);
+    core::signal_fence(std::memory_order_seq_cst);
     r.token_hand = h;
-    std::atomic_signal_fence(std::memory_order_seq_cst);
+    core::signal_fence(std::memory_order_seq_cst);
   }
 
   // Our pass may have completed a round: the operation, which has read nothing yet, announces the
@@ -568,8 +569,8 @@ class token_ebr<Order, Policies...>::domain
   }
 
   // Read by every begin(), written once a round and at parking: one line.
-  alignas(core::cache_line) std::atomic<bool> parked_{true};
-  std::atomic<std::uint64_t> rounds_{0};
+  alignas(core::cache_line) core::atomic<bool> parked_{true};
+  core::atomic<std::uint64_t> rounds_{0};
 };
 
 template <class Order, class... Policies>

@@ -46,6 +46,7 @@
 #include "../concepts.hpp"
 #include "../schemes/hp.hpp"
 #include "detail/obj_base.hpp"
+#include "../core/sync.hpp"
 
 namespace reclaim::cxx26 {
 
@@ -110,14 +111,14 @@ class basic_hazard_pointer {
   // Protects the object src points to and returns it (null: protects nothing). Loops while src
   // keeps changing (lock-free).
   template <class T>
-  T* protect(const std::atomic<T*>& src) noexcept {
+  T* protect(const core::atomic<T*>& src) noexcept {
     check<T>();
     return protection_.protect(src, std::memory_order_acquire);
   }
   // If src still holds ptr, protects it and returns true; otherwise protects nothing, sets ptr to
   // what src holds now, and returns false.
   template <class T>
-  bool try_protect(T*& ptr, const std::atomic<T*>& src) noexcept {
+  bool try_protect(T*& ptr, const core::atomic<T*>& src) noexcept {
     check<T>();
     return protection_.try_protect(ptr, src, std::memory_order_acquire);
   }

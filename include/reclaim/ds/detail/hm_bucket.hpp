@@ -19,7 +19,7 @@
 //
 // The operations take the domain and the head's address and open their own guard (one operation,
 // one guard), so that the restart point and the guard's end are in the same frame; the head is any
-// std::atomic<link> that outlives the list's nodes, zero-initialized when empty. The list needs no
+// core::atomic<link> that outlives the list's nodes, zero-initialized when empty. The list needs no
 // sentinel: its end is the null link.
 //
 // Keys and values (detail/container_api.hpp): a node holds its element (the key, and the value of a
@@ -38,6 +38,7 @@
 #include "container_api.hpp"
 #include "marked_chain.hpp"
 #include "read_phase_compare.hpp"
+#include "../../core/sync.hpp"
 
 namespace reclaim::ds::detail {
 
@@ -54,7 +55,7 @@ struct hm_bucket {
   static constexpr bool restarts = Search == hm_search::restart_after_helping;
   struct node;
   using link = marked_ptr<node>;
-  using head_type = std::atomic<link>;
+  using head_type = core::atomic<link>;
 
   // Validated reads: three slots. Restartable read phases: only with restart_after_helping; the
   // containers' offers() say so, each naming its own restarting form.
@@ -63,7 +64,7 @@ struct hm_bucket {
   struct node : Scheme::node_base, element<Key, Value> {
     template <class... KV>
     explicit node(KV&&... kv) : element<Key, Value>(std::forward<KV>(kv)...) {}
-    std::atomic<link> next{};
+    core::atomic<link> next{};
   };
 
   // Each operation is a sequence of read phases (find) and write phases; under the resume policy
@@ -163,7 +164,7 @@ struct hm_bucket {
   struct position {
     bool found;
     bool help;                // curr is marked: unlink it, then search again (restart policy only)
-    std::atomic<link>* prev;  // the link that points to curr
+    core::atomic<link>* prev;  // the link that points to curr
     node* prev_node;          // the node prev belongs to (nullptr: the head)
     node* curr;               // first node with key >= the key searched (or nullptr)
     node* next;
@@ -173,7 +174,7 @@ struct hm_bucket {
   // Helping: unlinks the marked curr from prev and retires it; false if prev no longer points to
   // curr. acq_rel: the release publishes next to searches that read the new link; the acquire
   // orders what follows after the unlink that made curr ours to retire.
-  static bool unlink(guard_type& g, std::atomic<link>* prev, node* curr, node* next) {
+  static bool unlink(guard_type& g, core::atomic<link>* prev, node* curr, node* next) {
     link expected(curr);
     if (!prev->compare_exchange_strong(expected, link(next), std::memory_order_acq_rel,
                                        std::memory_order_relaxed))
@@ -191,7 +192,7 @@ struct hm_bucket {
                                               const Compare& comp, search_key<Key> key) {
     unsigned prev_slot = 0, curr_slot = 1, next_slot = 2;
   try_again:
-    std::atomic<link>* prev = &head;
+    core::atomic<link>* prev = &head;
     node* prev_node = nullptr;
     node* curr = g.protect(*prev, curr_slot).get();
     for (;;) {

@@ -13,6 +13,7 @@
 #include <cassert>
 
 #include "../../core/platform/fork.hpp"
+#include "../../core/sync.hpp"
 
 namespace reclaim::ds::detail {
 
@@ -55,7 +56,7 @@ class lifetime_check {
   }
 
  private:
-  std::atomic<long> in_flight_{0};
+  core::atomic<long> in_flight_{0};
   unsigned forks_at_start_ = core::forks_passed.load(std::memory_order_relaxed);
 };
 #else

@@ -49,13 +49,14 @@
 #include <stdexcept>
 
 #include "../../core/registry.hpp"
+#include "../../core/sync.hpp"
 
 namespace reclaim::ds::detail {
 
 // What LLX and SCX need in every node they operate on.
 struct llx_scx_fields {
-  std::atomic<std::uint64_t> info{0};  // the tag of the last SCX that froze the node (0: none)
-  std::atomic<bool> marked{false};     // finalized: removed from the structure by a committed SCX
+  core::atomic<std::uint64_t> info{0};  // the tag of the last SCX that froze the node (0: none)
+  core::atomic<bool> marked{false};     // finalized: removed from the structure by a committed SCX
 };
 
 // A small integer per live thread, process-wide: threads take the lowest free one on their first
@@ -70,7 +71,7 @@ struct record : core::record_base {
 };
 inline constexpr std::uint32_t unassigned = ~std::uint32_t{0};
 // The fast path: a plain TLS read. Trivially constructible, so it has no lazy-initialisation guard.
-inline constinit thread_local std::uint32_t mine = unassigned;
+RECLAIM_THREAD_LOCAL(std::uint32_t, mine, unassigned);
 
 struct owner {
   // Runs on the exiting thread (core::registry_base::detach): a use after this point, from a
@@ -94,7 +95,7 @@ inline std::uint32_t thread_index() {
 }
 
 // LLX and SCX over nodes of type Node (derived from llx_scx_fields) whose mutable fields are
-// std::atomic<Node*>; MaxNodes bounds |V|.
+// core::atomic<Node*>; MaxNodes bounds |V|.
 template <class Node, unsigned MaxNodes>
 class llx_scx {
  public:
@@ -133,7 +134,7 @@ class llx_scx {
   struct help_plan {
     tag_type tag = 0;
     scx_args args;
-    std::atomic<Node*>* field = nullptr;
+    core::atomic<Node*>* field = nullptr;
     Node* expected = nullptr;
     Node* desired = nullptr;
   };
@@ -163,7 +164,7 @@ class llx_scx {
   // SCX by this thread: true if it committed. The caller created `desired` (and whatever it points
   // to); on false nothing was published, so it may delete them. May throw std::bad_alloc (the
   // thread's first SCX on this object allocates its descriptor) or std::length_error.
-  bool scx(const scx_args& a, std::atomic<Node*>& field, Node* expected, Node* desired) {
+  bool scx(const scx_args& a, core::atomic<Node*>& field, Node* expected, Node* desired) {
     const std::uint32_t index = thread_index();
     descriptor& d = descriptor_of(index);
     // Only the owner moves the sequence number. Even: being filled; helpers' copies taken from
@@ -172,7 +173,7 @@ class llx_scx {
     // relaxed, then the release fence: the seqlock writer; a reader that sees any field written
     // below also sees the even number (its fence and second load).
     d.mutables.store(pack(filling, state::in_progress, false), std::memory_order_relaxed);
-    std::atomic_thread_fence(std::memory_order_release);
+    core::thread_fence(std::memory_order_release);
     d.count.store(a.count, std::memory_order_relaxed);
     d.finalize_mask.store(a.finalize_mask, std::memory_order_relaxed);
     for (unsigned i = 0; i < a.count; ++i) {
@@ -208,7 +209,7 @@ class llx_scx {
     p.field = d.field.load(std::memory_order_relaxed);
     p.expected = d.expected.load(std::memory_order_relaxed);
     p.desired = d.desired.load(std::memory_order_relaxed);
-    std::atomic_thread_fence(std::memory_order_acquire);
+    core::thread_fence(std::memory_order_acquire);
     return seq_of(d.mutables.load(std::memory_order_relaxed)) == seq_of_tag(tag);
   }
 
@@ -244,14 +245,14 @@ class llx_scx {
   static constexpr std::uint64_t seq_of_tag(tag_type t) noexcept { return t >> 16; }
 
   struct alignas(64) descriptor {
-    std::atomic<std::uint64_t> mutables{0};
-    std::atomic<unsigned> count{0};
-    std::atomic<std::uint32_t> finalize_mask{0};
-    std::atomic<Node*> nodes[MaxNodes] = {};
-    std::atomic<tag_type> seen[MaxNodes] = {};
-    std::atomic<std::atomic<Node*>*> field{nullptr};
-    std::atomic<Node*> expected{nullptr};
-    std::atomic<Node*> desired{nullptr};
+    core::atomic<std::uint64_t> mutables{0};
+    core::atomic<unsigned> count{0};
+    core::atomic<std::uint32_t> finalize_mask{0};
+    core::atomic<Node*> nodes[MaxNodes] = {};
+    core::atomic<tag_type> seen[MaxNodes] = {};
+    core::atomic<core::atomic<Node*>*> field{nullptr};
+    core::atomic<Node*> expected{nullptr};
+    core::atomic<Node*> desired{nullptr};
   };
 
   // The state of the SCX a tag names; a descriptor that moved on finished that SCX (committed or
@@ -342,7 +343,7 @@ class llx_scx {
   descriptor& descriptor_of(std::uint32_t index) {
     if (index >= max_threads) [[unlikely]]
       throw std::length_error("reclaim: more than 65536 threads run SCXs at once on one tree");
-    std::atomic<descriptor*>& slot = chunks_[index / chunk_size];
+    core::atomic<descriptor*>& slot = chunks_[index / chunk_size];
     // acquire: pairs with the release CAS below (another thread's chunk construction).
     descriptor* chunk = slot.load(std::memory_order_acquire);
     if (!chunk) [[unlikely]] {
@@ -359,7 +360,7 @@ class llx_scx {
     return chunks_[index / chunk_size].load(std::memory_order_acquire)[index % chunk_size];
   }
 
-  mutable std::atomic<descriptor*> chunks_[chunk_count] = {};
+  mutable core::atomic<descriptor*> chunks_[chunk_count] = {};
 };
 
 }  // namespace reclaim::ds::detail

@@ -1,9 +1,10 @@
 // Quiescent helpers over a sorted chain of nodes linked by marked pointers (the Harris-Michael
 // lists, detail/hm_bucket.hpp and guarded_hm_list.hpp): call them only while no operation runs on
-// the chain. `head` is the chain's first link, an std::atomic<marked_ptr<node>> or a
+// the chain. `head` is the chain's first link, an core::atomic<marked_ptr<node>> or a
 // concurrent_ptr<node, 1>, and each node's `next` is a link of the same kind.
 #pragma once
 #include <atomic>
+#include "../../core/sync.hpp"
 
 namespace reclaim::ds::detail {
 

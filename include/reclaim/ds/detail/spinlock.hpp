@@ -7,6 +7,7 @@
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
+#include "../../core/sync.hpp"
 #define RECLAIM_CPU_RELAX() _mm_pause()
 #else
 #define RECLAIM_CPU_RELAX() ((void)0)
@@ -25,13 +26,13 @@ class spinlock {
       if (spins < 64)
         RECLAIM_CPU_RELAX();
       else
-        std::this_thread::yield();
+        core::yield_now();
     }
   }
   void unlock() noexcept { locked_.store(false, std::memory_order_release); }
 
  private:
-  std::atomic<bool> locked_{false};
+  core::atomic<bool> locked_{false};
 };
 
 // Holds two node locks taken in list order (predecessor first), which is what keeps the lazy list

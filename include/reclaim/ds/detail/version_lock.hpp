@@ -13,6 +13,7 @@
 #pragma once
 #include <atomic>
 #include <cstdint>
+#include "../../core/sync.hpp"
 
 namespace reclaim::ds::detail {
 
@@ -45,7 +46,7 @@ class version_lock {
   void revert() noexcept { word_.fetch_sub(1, std::memory_order_release); }
 
  private:
-  std::atomic<version> word_{0};
+  core::atomic<version> word_{0};
 };
 
 }  // namespace reclaim::ds::detail

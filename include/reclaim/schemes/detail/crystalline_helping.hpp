@@ -55,6 +55,7 @@
 #include "../../core/padding.hpp"
 #include "crystalline_reservations.hpp"
 #include "eras.hpp"
+#include "../../core/sync.hpp"
 
 namespace reclaim::detail {
 
@@ -64,8 +65,8 @@ namespace reclaim::detail {
 struct crystalline_hold {
   static constexpr std::uintptr_t closed = 1;
   static constexpr std::int64_t bias = std::int64_t{1} << 40;
-  std::atomic<std::int64_t> holders{0};
-  std::atomic<std::uintptr_t> abandoned{closed};
+  core::atomic<std::int64_t> holders{0};
+  core::atomic<std::uintptr_t> abandoned{closed};
   // Read by the closer before it closes (the owner may reuse the hold once it is closed).
   crystalline_hold* older = nullptr;  // the older open hold this one keeps open
   crystalline_pool* pool = nullptr;   // where abandoned reservations go back
@@ -106,15 +107,15 @@ struct crystalline_request {
   // wins, the requester's own or a helper's); tags are even and grow by 2.
   alignas(core::cache_line) core::atomic_pair word{};
   // The request, released before the word is published.
-  std::atomic<const void*> source{nullptr};
-  std::atomic<source_loader> loader{nullptr};
-  std::atomic<crystalline_reservation*> target{nullptr};
+  core::atomic<const void*> source{nullptr};
+  core::atomic<source_loader> loader{nullptr};
+  core::atomic<crystalline_reservation*> target{nullptr};
   // This thread as a helper: {requester's record, its pending word's hi} while it helps, {hold,
   // claimed} once the requester claimed it, {0, 0} otherwise.
   alignas(core::cache_line) core::atomic_pair registration{};
   // Odd while this thread helps (from before it reads any request until it is done with the
   // sources), bumped by seq_cst RMWs: what wait_for_source_readers() waits on.
-  std::atomic<std::uint64_t> helping{0};
+  core::atomic<std::uint64_t> helping{0};
   // Owner only.
   std::uint64_t tag = 0;
   crystalline_hold* holds = nullptr;  // used ones, newest first
@@ -172,7 +173,7 @@ class crystalline_helping {
   void wait_for_source_readers() const noexcept {
     if constexpr (WaitFree) {
       // seq_cst fence: ordered before the fence of any owner of a record our walk misses.
-      std::atomic_thread_fence(std::memory_order_seq_cst);
+      core::thread_fence(std::memory_order_seq_cst);
       for (const Record* o = self().threads_.head(); o; o = next_of(o)) {
         const auto& helping = o->request.helping;
         const std::uint64_t seen = helping.load(std::memory_order_seq_cst);
@@ -198,13 +199,13 @@ class crystalline_helping {
       }
       r.pool.give_back(fresh);
     } else {
-      while (h.open()) std::this_thread::yield();
+      while (h.open()) core::yield_now();
     }
     s.res->frozen = nullptr;  // its hold closed: an ordinary reservation again
   }
 
   template <class P>
-  [[gnu::noinline]] P slow_path(Record& r, slot& s, const std::atomic<P>& src)
+  [[gnu::noinline]] P slow_path(Record& r, slot& s, const core::atomic<P>& src)
     requires WaitFree
   {
     Domain& d = self();

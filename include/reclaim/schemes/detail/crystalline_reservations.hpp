@@ -21,6 +21,7 @@
 
 #include "../../core/platform/dwcas.hpp"
 #include "eras.hpp"
+#include "../../core/sync.hpp"
 
 namespace reclaim::detail {
 
@@ -139,9 +140,9 @@ class crystalline_pool {
     return true;
   }
 
-  std::atomic<block*> first_{nullptr};
+  core::atomic<block*> first_{nullptr};
   reservation* free_ = nullptr;
-  std::atomic<reservation*> returned_{nullptr};
+  core::atomic<reservation*> returned_{nullptr};
 };
 
 // K slots of a guard nesting level. A nested guard gets its own level (allocated the first time a

@@ -10,6 +10,7 @@
 
 #include "../../core/retired.hpp"
 #include "../../core/stats.hpp"
+#include "../../core/sync.hpp"
 
 namespace reclaim::detail {
 
@@ -28,8 +29,8 @@ class epoch_bags {
 
   // Whether nodes tagged `tag` may be freed by a thread that read `epoch` (with acquire, from the
   // global epoch).
-  static constexpr bool safe(std::uint64_t tag, std::uint64_t epoch) noexcept {
-    return tag + lag <= epoch;
+  static bool safe(std::uint64_t tag, std::uint64_t epoch) noexcept {
+    return tag + (RECLAIM_MUTATED(epoch_free_one_epoch_early) ? lag - 1 : lag) <= epoch;
   }
 
   // Adds a node tagged t, where t is at most the current global epoch. If bag (t mod 3) still holds

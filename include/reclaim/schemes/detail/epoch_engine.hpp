@@ -33,6 +33,7 @@
 #include "../../core/region_guard.hpp"
 #include "../../core/stats.hpp"
 #include "epoch_bags.hpp"
+#include "../../core/sync.hpp"
 
 namespace reclaim::detail {
 
@@ -56,7 +57,7 @@ struct epoch_state {
   }
 
   // Read by other threads' passes.
-  alignas(core::cache_line) std::atomic<std::uint64_t> announce{idle};
+  alignas(core::cache_line) core::atomic<std::uint64_t> announce{idle};
   // Owner only (or a barrier that borrowed the record).
   alignas(core::cache_line) std::uint64_t seen_epoch = 0;  // the epoch the bags are collected at
   epoch_bags bags;
@@ -84,10 +85,11 @@ class epoch_clock {
   // sit in x86's store buffer; it pairs with the seq_cst loads of passes (all_allow()). Being an
   // RMW it also tells a scheme whether a barrier held the garbage of its idle record
   // (thread_record::try_borrow): only the first exchange can see that.
-  [[gnu::always_inline]] std::uint64_t announce(std::atomic<std::uint64_t>& slot,
+  [[gnu::always_inline]] std::uint64_t announce(core::atomic<std::uint64_t>& slot,
                                                 std::uint64_t& was) noexcept {
     std::uint64_t e = now();
     was = slot.exchange(e, std::memory_order_seq_cst);
+    if (RECLAIM_MUTATED(epoch_announce_without_reread)) return e;
     for (std::uint64_t again; (again = now()) != e;) {
       e = again;
       slot.exchange(e, std::memory_order_seq_cst);
@@ -102,7 +104,9 @@ class epoch_clock {
     for (const auto* other = threads.head(); other; other = Threads::next_of(other)) {
       // seq_cst: pairs with the exchange in announce() ((1)); acquire part: an idle announcement
       // carries the other thread's completed reads (the release store that ended its operation).
-      if (!epoch_state::allows(state_of(*other).announce.load(std::memory_order_seq_cst), e))
+      const auto order = RECLAIM_MUTATED(epoch_pass_relaxed) ? std::memory_order_relaxed
+                                                             : std::memory_order_seq_cst;
+      if (!epoch_state::allows(state_of(*other).announce.load(order), e))
         return false;
     }
     return true;
@@ -128,7 +132,7 @@ class epoch_clock {
       // seq_cst: after the exchange of an operation that began before the call ((1)).
       const std::uint64_t a = state_of(r).announce.load(std::memory_order_seq_cst);
       if (&r != &me && a != epoch_state::idle && a != epoch_state::lent)
-        target = std::max(target, a + 2);
+        target = std::max(target, a + (RECLAIM_MUTATED(epoch_grace_one_epoch_short) ? 1 : 2));
     });
     return target;
   }
@@ -147,7 +151,7 @@ class epoch_clock {
   }
 
  private:
-  alignas(core::cache_line) std::atomic<std::uint64_t> epoch_{1};
+  alignas(core::cache_line) core::atomic<std::uint64_t> epoch_{1};
 };
 
 // A record of an epoch scheme. `paced` counts the chances since the scheme last looked at the

@@ -35,6 +35,7 @@
 #include "../../core/record.hpp"
 #include "../../core/retired.hpp"
 #include "eras.hpp"
+#include "../../core/sync.hpp"
 
 namespace reclaim::detail {
 
@@ -147,7 +148,7 @@ class era_domain : public core::domain_base<Domain, Record> {
   void retire(Record& r, core::retired_hook* node) noexcept {
     // Full fence: the container's unlink comes before it, the clock load after: the argument of
     // each scheme's header (a reader whose reservation we do not see read the unlinked source).
-    std::atomic_thread_fence(std::memory_order_seq_cst);
+    core::thread_fence(std::memory_order_seq_cst);
     static_cast<era_node*>(node)->retire_era = clock_.now();
     holding garbage(r);
     r.count_retired(this->gauge_);
@@ -175,7 +176,7 @@ class era_domain : public core::domain_base<Domain, Record> {
     core::scan_timer timer(r.ctr);
     // Orders the retires (and unlinks) that happen before this scan, ours or handed to us, before
     // the snapshot's loads in S, as retire()'s fence does for each of our retires.
-    std::atomic_thread_fence(std::memory_order_seq_cst);
+    core::thread_fence(std::memory_order_seq_cst);
     bool snapshot = true;
     try {
       self().take_snapshot(r);

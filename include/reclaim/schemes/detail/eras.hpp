@@ -13,6 +13,7 @@
 #include <type_traits>
 
 #include "../../core/padding.hpp"
+#include "../../core/sync.hpp"
 
 namespace reclaim {
 
@@ -29,7 +30,7 @@ std::uint64_t pointer_bits(P p) noexcept {
 using source_loader = std::uint64_t (*)(const void*);
 template <class P>
 std::uint64_t load_source(const void* src) noexcept {
-  return pointer_bits(static_cast<const std::atomic<P>*>(src)->load(std::memory_order_seq_cst));
+  return pointer_bits(static_cast<const core::atomic<P>*>(src)->load(std::memory_order_seq_cst));
 }
 
 using era_t = std::uint64_t;
@@ -59,7 +60,7 @@ class era_clock {
   void advance() noexcept { era_.fetch_add(1, std::memory_order_seq_cst); }
 
  private:
-  alignas(core::cache_line) std::atomic<era_t> era_{first_era};
+  alignas(core::cache_line) core::atomic<era_t> era_{first_era};
 };
 
 }  // namespace detail

@@ -20,6 +20,7 @@
 #include "../../core/guard_slots.hpp"
 #include "../../core/slot_guard.hpp"
 #include "era_reclaim.hpp"
+#include "../../core/sync.hpp"
 
 namespace reclaim::detail {
 
@@ -36,17 +37,17 @@ struct wfe_record_part {
   // The request: which source to read, how (a loader instantiated for its pointer type), and a
   // lower bound of the eras that keep the source's node alive (below). Written before the request
   // is published, read by helpers; seq_cst (see help()).
-  std::atomic<const void*> source{nullptr};
-  std::atomic<source_loader> loader{nullptr};
-  std::atomic<era_t> parent_floor{no_era};
+  core::atomic<const void*> source{nullptr};
+  core::atomic<source_loader> loader{nullptr};
+  core::atomic<era_t> parent_floor{no_era};
   // Published while this thread helps another: the era under which it reads the source, and the
   // floor that keeps the source's node alive meanwhile. Read by every scan.
-  alignas(core::cache_line) std::atomic<era_t> help_era{no_era};
-  std::atomic<era_t> help_floor{no_era};
+  alignas(core::cache_line) core::atomic<era_t> help_era{no_era};
+  core::atomic<era_t> help_floor{no_era};
   // Odd while this thread helps (from before it reads any request until it is done with their
   // sources), even otherwise; changed by the owner only, always with an RMW. A container's
   // destructor waits for an odd value it reads to change (he_domain::wait_for_source_readers()).
-  std::atomic<std::uint64_t> helping{0};
+  core::atomic<std::uint64_t> helping{0};
   // Owner only.
   std::uint64_t tag = 0;           // requests made
   era_t floor_seen = no_era;       // the scan's: the lowest help_floor it read (no_era: none)
@@ -75,7 +76,7 @@ class he_domain : public era_domain<he_domain<Scheme>, he_record<Scheme>, Scheme
   using record = he_record<Scheme>;
   using skeleton = era_domain<he_domain, record, Scheme::era_every, Scheme::scan_base>;
   using block = typename record::block;
-  using slot = std::atomic<era_t>;
+  using slot = core::atomic<era_t>;
   static constexpr bool wait_free = Scheme::wait_free;
   static constexpr unsigned slot_count = Scheme::slot_count;
 
@@ -120,7 +121,7 @@ class he_domain : public era_domain<he_domain<Scheme>, he_record<Scheme>, Scheme
   void wait_for_source_readers() const noexcept {
     if constexpr (wait_free) {
       // Full fence F: pairs with the fence Y in before_advance() (the argument above).
-      std::atomic_thread_fence(std::memory_order_seq_cst);
+      core::thread_fence(std::memory_order_seq_cst);
       const auto& threads = this->threads_;
       using registry = std::remove_cvref_t<decltype(threads)>;
       for (const record* o = threads.head(); o; o = registry::next_of(o)) {
@@ -188,7 +189,7 @@ class he_domain : public era_domain<he_domain<Scheme>, he_record<Scheme>, Scheme
   // clock's value read after loading it. The store happens only when the era changed. Under wfe,
   // after fast_tries tries the request goes to the slow path, which helpers answer.
   template <class P>
-  P protect(record& r, slot& s, const std::atomic<P>& src) {
+  P protect(record& r, slot& s, const core::atomic<P>& src) {
     era_t prev = s.load(std::memory_order_relaxed);  // our own slot
     for (unsigned tries = 0;; ++tries) {
       if constexpr (wait_free)
@@ -225,7 +226,7 @@ class he_domain : public era_domain<he_domain<Scheme>, he_record<Scheme>, Scheme
   }
 
   template <class P>
-  [[gnu::noinline]] P slow_path(record& r, slot& s, const std::atomic<P>& src)
+  [[gnu::noinline]] P slow_path(record& r, slot& s, const core::atomic<P>& src)
     requires wait_free
   {
     using part = wfe_record_part;
@@ -277,7 +278,7 @@ class he_domain : public era_domain<he_domain<Scheme>, he_record<Scheme>, Scheme
       // A helping round (wait_for_source_readers()): odd from here, then the full fence Y, which
       // pairs with the waiter's fence F, before our first read of a request. relaxed: Y orders it.
       me.wf.helping.fetch_add(1, std::memory_order_relaxed);
-      std::atomic_thread_fence(std::memory_order_seq_cst);
+      core::thread_fence(std::memory_order_seq_cst);
       for (record* o = this->threads_.head(); o; o = decltype(this->threads_)::next_of(o))
         if (o != &me) help(me, *o);
       // release: our reads of the sources happen before a waiter's acquire load that reads this
@@ -432,10 +433,10 @@ class he_domain : public era_domain<he_domain<Scheme>, he_record<Scheme>, Scheme
     }
   }
 
-  std::atomic<std::size_t> extra_slots_{0};
+  core::atomic<std::size_t> extra_slots_{0};
   // wfe: requests begun and ended (a difference: some request may be pending).
-  alignas(core::cache_line) std::atomic<std::uint64_t> requests_begun_{0};
-  std::atomic<std::uint64_t> requests_ended_{0};
+  alignas(core::cache_line) core::atomic<std::uint64_t> requests_begun_{0};
+  core::atomic<std::uint64_t> requests_ended_{0};
 };
 
 // he's and wfe's part of their guard and owned protection (core/slot_guard.hpp): a slot holds an
@@ -458,7 +459,7 @@ struct he_slot_hooks : core::slot_hooks_base<Scheme, typename Scheme::domain::bl
   // The era protocol (he_domain::protect()); it retries only while the clock moves, never because
   // src changed.
   template <class P>
-  static P protect(domain& d, record& r, slot& s, const std::atomic<P>& src,
+  static P protect(domain& d, record& r, slot& s, const core::atomic<P>& src,
                    std::memory_order /*order*/) noexcept {
     return d.protect(r, s, src);
   }

@@ -20,6 +20,7 @@
 #include "../../core/retired.hpp"
 #include "birth_sorted.hpp"
 #include "eras.hpp"
+#include "../../core/sync.hpp"
 
 namespace reclaim::detail {
 
@@ -48,15 +49,15 @@ inline std::atomic<unsigned>& hyaline_record_counter() noexcept {
 // A shared slot (hyaline, hyaline_s).
 struct alignas(core::cache_line) hyaline_slot {
   core::atomic_pair head;  // lo: threads inside; hi: the first node of the list
-  alignas(core::cache_line) std::atomic<era_t> access{no_era};  // hyaline_s: the slot's era
-  std::atomic<std::int64_t> owed{0};  // hyaline_s: decrements its threads owe (stall detector)
+  alignas(core::cache_line) core::atomic<era_t> access{no_era};  // hyaline_s: the slot's era
+  core::atomic<std::int64_t> owed{0};  // hyaline_s: decrements its threads owe (stall detector)
 };
 
 template <class FreePolicy>
 struct hyaline_record : core::thread_record<FreePolicy> {
   // hyaline_1, hyaline_1s: this record's slot, {pointer | inside bit}, and its era.
-  alignas(core::cache_line) std::atomic<std::uintptr_t> head{0};
-  std::atomic<era_t> access{no_era};
+  alignas(core::cache_line) core::atomic<std::uintptr_t> head{0};
+  core::atomic<era_t> access{no_era};
   // Held around retires, frees and free-policy steps: a barrier borrows the garbage while free.
   alignas(core::cache_line) core::garbage_claim claim;
   // Owner only (or a barrier that borrowed the record).

@@ -31,6 +31,7 @@
 
 #if defined(__SANITIZE_ADDRESS__)
 #include <sanitizer/asan_interface.h>
+#include "../../core/sync.hpp"
 #define RECLAIM_LFRC_POISON(p, n) ASAN_POISON_MEMORY_REGION(p, n)
 #define RECLAIM_LFRC_UNPOISON(p, n) ASAN_UNPOISON_MEMORY_REGION(p, n)
 #else
@@ -48,8 +49,8 @@ inline constexpr std::uint64_t retired = 1, claimed = 2, count_one = 4;
 // In front of every node. `next` links a free block into a cache or stack; while the block holds
 // a node it holds live_mark instead (debug builds check it where a node must be live).
 struct alignas(16) block_header {
-  std::atomic<std::uint64_t> refs{0};
-  std::atomic<block_header*> next{nullptr};
+  core::atomic<std::uint64_t> refs{0};
+  core::atomic<block_header*> next{nullptr};
 };
 static_assert(sizeof(block_header) == 16);
 inline block_header* const live_mark = reinterpret_cast<block_header*>(std::uintptr_t{0x11fe});
@@ -68,7 +69,7 @@ constexpr std::size_t size_class(std::size_t node_size) noexcept { return (node_
 class block_stacks {
   struct stack {
     std::size_t size;
-    std::atomic<block_header*> top{nullptr};
+    core::atomic<block_header*> top{nullptr};
     stack* next_size;
   };
 
@@ -143,7 +144,7 @@ class block_stacks {
     return added;
   }
 
-  std::atomic<stack*> sizes_{nullptr};
+  core::atomic<stack*> sizes_{nullptr};
 };
 
 // Where memory goes when it leaves every domain. Never destroyed: a block's header must stay a
@@ -268,7 +269,7 @@ struct reclaiming {
   block_cache* cache = nullptr;
   block_stacks* overflow = nullptr;
 };
-inline constinit thread_local reclaiming reclaiming_into{};
+RECLAIM_THREAD_LOCAL(reclaiming, reclaiming_into);
 
 // The allocation functions of every lfrc node (lfrc<>::node_base declares them). A node made
 // with plain `new` (a container's sentinel; nodes of the domain's own come from its create())

@@ -50,6 +50,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
+#include "../../core/sync.hpp"
 
 namespace reclaim::detail {
 
@@ -128,9 +129,9 @@ struct alignas(block_link::alignment) stamp_block {
   stamp_block(const stamp_block&) = delete;
   stamp_block& operator=(const stamp_block&) = delete;
 
-  std::atomic<block_link> prev{};
-  std::atomic<block_link> next{};
-  std::atomic<stamp_t> stamp{not_in_list};
+  core::atomic<block_link> prev{};
+  core::atomic<block_link> next{};
+  core::atomic<stamp_t> stamp{not_in_list};
 };
 static_assert(std::atomic<block_link>::is_always_lock_free);
 
@@ -214,7 +215,7 @@ class stamp_pool {
     // store-buffering, so that either that read sees our fetch_add (the node's stamp is above
     // ours and waits for us) or our region's reads see the retirer's unlink. A seq_cst RMW alone
     // does not order the region's later, weaker loads in the C++ memory model.
-    std::atomic_thread_fence(std::memory_order_seq_cst);
+    core::thread_fence(std::memory_order_seq_cst);
     // Point our successor's next (a hint) at us, unless it is being removed or moved on already.
     // acquire: pairs with the release stores and CASes of next links.
     block_link link = my_prev->next.load(std::memory_order_acquire);
@@ -262,7 +263,7 @@ class stamp_pool {
 
   // Sets the delete mark of `link` and returns its value before (unmarked unless a helper
   // marked it first: helpers mark a block's next, never its prev).
-  static block_link mark_link(std::atomic<block_link>& link, std::memory_order order) noexcept {
+  static block_link mark_link(core::atomic<block_link>& link, std::memory_order order) noexcept {
     block_link value = link.load(std::memory_order_relaxed);
     for (;;) {
       if (value.marked() ||

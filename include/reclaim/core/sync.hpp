@@ -1,0 +1,76 @@
+// The library's one door to atomics, fences, per-thread state and waiting. Every protocol of the
+// library reaches them through these names, so that a verification build (RECLAIM_VERIFY, tests/
+// verify/) runs the same code under a model checker that simulates the C++ memory model and its
+// own threads: there the names below are the checker's atomics (each access a scheduling point,
+// each load free to return any value the model allows), fences, per-simulated-thread storage and
+// yields (core/verify/relacy.hpp). In every other build they are exactly std's: aliases and inline
+// forwards that cost nothing (docs/verification.md has the instruction counts).
+//
+//   atomic<T>                       std::atomic<T>
+//   thread_fence(order)             std::atomic_thread_fence(order)
+//   signal_fence(order)             std::atomic_signal_fence(order): a compiler barrier
+//   yield_now()                     std::this_thread::yield()
+//   sleep_for(duration)             std::this_thread::sleep_for(duration)
+//   asymmetric_light_side()         an asymmetric fence's light side (core/fence.hpp): a compiler
+//                                   barrier, which the heavy side below complements
+//   run_process_barrier<B>(), prepare_process_barrier<B>()
+//                                   B::run(), B::prepare(): a process-wide barrier
+//                                   (core/platform/process_barrier.hpp); the checker models it by
+//                                   what it guarantees
+//   RECLAIM_THREAD_LOCAL(T, name, init...)
+//                                   declares `inline constinit thread_local T name{init...}`: the
+//                                   checker's threads are fibers of one OS thread, so there it is
+//                                   one T per simulated thread, used with the same expressions
+//   RECLAIM_MUTATED(name)           false, at compile time; in the verification build, true while
+//                                   the model runs with the fault `name` injected (docs/
+//                                   verification.md lists them), so that the checker is shown to
+//                                   catch it: `if (!RECLAIM_MUTATED(x)) fence();`
+//
+// State that no protocol shares between threads, or that is process-wide and outside every
+// protocol the models check (fork and signal bookkeeping, the live domains' lock), keeps std's
+// types: the checker's objects exist only inside a simulation.
+#pragma once
+#include <atomic>
+#include <chrono>
+#include <string_view>
+#include <thread>
+
+#if defined(RECLAIM_VERIFY)
+#include "verify/relacy.hpp"
+#else
+
+namespace reclaim::core {
+
+template <class T>
+using atomic = std::atomic<T>;
+
+inline void thread_fence(std::memory_order order) noexcept { std::atomic_thread_fence(order); }
+inline void signal_fence(std::memory_order order) noexcept { std::atomic_signal_fence(order); }
+inline void yield_now() noexcept { std::this_thread::yield(); }
+template <class Rep, class Period>
+void sleep_for(std::chrono::duration<Rep, Period> d) {
+  std::this_thread::sleep_for(d);
+}
+
+inline void asymmetric_light_side() noexcept {
+  std::atomic_signal_fence(std::memory_order_seq_cst);
+}
+template <class Barrier>
+void run_process_barrier() noexcept {
+  Barrier::run();
+}
+template <class Barrier>
+void prepare_process_barrier() {
+  Barrier::prepare();
+}
+
+// The fault a verification build injects; none here.
+inline constexpr std::string_view mutant{};
+
+}  // namespace reclaim::core
+
+#define RECLAIM_THREAD_LOCAL(type, name, ...) inline constinit thread_local type name{__VA_ARGS__}
+
+#endif
+
+#define RECLAIM_MUTATED(name) (::reclaim::core::mutant == std::string_view(#name))

@@ -1,0 +1,27 @@
+// The hazard-pointer family under the checker: hp (symmetric fences) and the asymmetric variants,
+// whose process-wide barrier is modelled by what it guarantees (core/verify/relacy.hpp).
+#include <reclaim/schemes/hp.hpp>
+#include <reclaim/schemes/hp_asym.hpp>
+#include <reclaim/schemes/hp_mprotect.hpp>
+
+#include "generic_models.hpp"
+
+namespace reclaim_verify {
+
+void add_hp_models(registry& r) {
+  add_generic_models<reclaim::hp<>>(r, "hp", "hp");
+  add_generic_models<reclaim::hp_asym<>>(r, "hp", "hp_asym");
+  add_generic_models<reclaim::hp_mprotect<>>(r, "hp", "hp_mprotect");
+  r.mutants.push_back({"hp_no_validation",
+                       "protect() publishes a hazard and returns without re-reading the source",
+                       {"hp", "hp_asym", "hp_mprotect"}});
+  r.mutants.push_back({"hp_scan_without_heavy_side",
+                       "a scan reads the hazards without running the fence's heavy side first",
+                       {"hp_asym", "hp_mprotect"}});
+  r.mutants.push_back({"hp_synchronize_without_heavy_side",
+                       "synchronize() reads the guards' depths without the heavy side (the defect "
+                       "issue 25 fixed, reverted)",
+                       {"hp_asym", "hp_mprotect"}});
+}
+
+}  // namespace reclaim_verify
