@@ -4,6 +4,7 @@
 #                packaging), then the library's tests under the asan and tsan presets
 #   make check   the tier for the edit loop: the debug preset, every test without sanitizers
 #                (every container suite whole) and the lab's checks, in build/debug
+#   make verify  the model checker at release depth (docs/verification.md), in build/debug
 # Both make .venv, the Python of the tools (tools/requirements.txt), when it is missing or stale.
 
 # The default comparison (one scheme of each family on short operations and with a stalled
@@ -17,7 +18,7 @@ VENV := .venv
 PYTHON := $(abspath $(VENV))/bin/python
 TOOLS := PYTHONPATH=tools $(PYTHON) -m reclaim_tools
 
-.PHONY: bench test check
+.PHONY: bench test check verify
 # The lab is built in build/bench with only the schemes the experiment runs (each scheme is one
 # translation unit of the lab, about 10 s of compiler time), the release preset's optimization;
 # `cmake --preset release && cmake --build --preset release` builds the whole lab in build/release.
@@ -49,6 +50,17 @@ check:
 	cmake --preset debug -DRECLAIM_PYTHON=$(PYTHON)
 	cmake --build --preset debug
 	ctest --preset debug
+
+# Every model on 500,000 random schedules and every injected fault on up to 200,000 per model
+# (make test runs them at 10,000 and 20,000), about 10 minutes on 2 cores.
+VERIFY := build/debug/tests/verify/reclaim-verify
+verify:
+	@scripts/deps.sh test
+	@$(MAKE) --no-print-directory $(VENV)/requirements.stamp
+	cmake --preset debug -DRECLAIM_PYTHON=$(PYTHON)
+	cmake --build --preset debug --target reclaim-verify
+	$(VERIFY) --iterations 500000
+	$(VERIFY) --mutants --iterations 200000
 
 # The tools' virtual environment, installed again only when tools/requirements.txt changes.
 $(VENV)/requirements.stamp: tools/requirements.txt

@@ -15,8 +15,9 @@ allocators=(libjemalloc2 libtcmalloc-minimal4 libgoogle-perftools4 libmimalloc2.
 peers=(libxenium-dev libcds-dev)
 # python3-venv: .venv for the tools (pandas, matplotlib from PyPI; tools/requirements.txt).
 python=(python3 python3-venv)
-# pkg-config: tests/packaging compiles a program with the installed reclaim.pc.
-test=(libgtest-dev pkg-config)
+# pkg-config: tests/packaging compiles a program with the installed reclaim.pc. relacy-dev: the
+# model checker of tests/verify.
+test=(libgtest-dev pkg-config relacy-dev)
 
 case "${1:-}" in
   bench) wanted=("${build[@]}" "${bench[@]}" "${allocators[@]}" "${peers[@]}" "${python[@]}") ;;

@@ -10,7 +10,6 @@
 // (the payload read and the stats).
 #pragma once
 #include <cstdio>
-#include <cstdlib>
 #include <functional>
 #include <optional>
 #include <ostream>
@@ -34,12 +33,21 @@ struct node : Scheme::node_base {
   rl::var<int> payload;
 };
 
+// The base of every model (a Relacy test suite, made anew for each schedule): each schedule's
+// threads start as new threads would. The previous schedule's may have bound themselves to its
+// domain again while destroying it, with memory of that schedule's heap.
+template <class Model, unsigned Threads>
+struct model : rl::test_suite<Model, Threads> {
+  model() { reclaim::core::verify::forget_threads(); }
+};
+
 // One model run, as the command line asked.
 struct options {
   std::string mutant;                   // the fault injected (RECLAIM_MUTATED), or none
   unsigned long iterations = 2000;      // random schedules, or the bound of a full search
   rl::scheduler_type_e search = rl::random_scheduler_type;
   std::string state;                    // a failing run's state: replays that schedule
+  bool history = false;                 // record every schedule's history, not only the replay's
 };
 
 struct outcome {
@@ -91,7 +99,7 @@ outcome simulate(const options& o) {
   std::ostream out(&report), progress_out(&progress);
   p.output_stream = &out;
   p.progress_stream = &progress_out;
-  p.output_history = p.collect_history = std::getenv("RV_HISTORY") != nullptr;
+  p.output_history = p.collect_history = o.history;
   const bool passed = rl::simulate<Model>(p);
   reclaim::core::mutant = {};
   return {!passed, static_cast<unsigned long>(p.stop_iteration),
@@ -111,6 +119,7 @@ struct mutant_entry {
   std::string name;
   std::string what;
   std::vector<std::string> schemes;
+  std::string survives = {};  // why the models miss it, where they are known to (the docs say more)
 };
 
 struct registry {
@@ -126,6 +135,7 @@ struct registry {
 // The model files' registrations (one per family).
 void add_epoch_models(registry& r);
 void add_hp_models(registry& r);
+void add_other_models(registry& r);
 
 // A simulated thread's end: what pthread's thread-specific destructors run for a real one.
 inline void thread_exits() { reclaim::core::leave_thread(); }

@@ -14,9 +14,16 @@ void add_epoch_models(registry& r) {
   add_generic_models<reclaim::qsbr<>>(r, "epoch", "qsbr");
   const std::vector<std::string> all{"ebr", "debra", "qsbr"};
   r.mutants.push_back({"epoch_announce_without_reread",
-                       "a thread announces the epoch it read without re-reading it", all});
+                       "an operation announces the epoch it read without re-reading it",
+                       {"ebr", "debra"},  // qsbr announces at quiescent states
+                       "needs the reader preempted between its read of the epoch and its "
+                       "announcement for three whole advances"});
   r.mutants.push_back({"epoch_pass_relaxed",
-                       "a pass reads the announcements with relaxed loads instead of seq_cst", all});
+                       "a pass reads the announcements with relaxed loads instead of seq_cst",
+                       all});
+  r.mutants.push_back({"epoch_end_relaxed",
+                       "an operation ends with a relaxed store of idle instead of a release",
+                       {"ebr", "debra"}});  // qsbr's operations end without a store
   r.mutants.push_back({"epoch_free_one_epoch_early", "a bag tagged t is freed at t+2", all});
   r.mutants.push_back({"epoch_grace_one_epoch_short",
                        "synchronize() waits for a+1 instead of a+2", all});

@@ -15,6 +15,11 @@ void add_hp_models(registry& r) {
   r.mutants.push_back({"hp_no_validation",
                        "protect() publishes a hazard and returns without re-reading the source",
                        {"hp", "hp_asym", "hp_mprotect"}});
+  r.mutants.push_back({"hp_clear_relaxed",
+                       "a hazard is cleared with a relaxed store instead of a release",
+                       {"hp", "hp_asym", "hp_mprotect"},
+                       "the modelled barrier orders every access before it, and Relacy runs each "
+                       "thread in program order (no load performed after a later store)"});
   r.mutants.push_back({"hp_scan_without_heavy_side",
                        "a scan reads the hazards without running the fence's heavy side first",
                        {"hp_asym", "hp_mprotect"}});

@@ -69,7 +69,7 @@ struct binding {
 
 // The binding this thread used last. Trivially constructible, so reading it is a plain TLS access
 // with no lazy-initialisation guard: the whole fast path of thread_registry::local().
-RECLAIM_THREAD_LOCAL(binding, last_binding, 0, nullptr, nullptr);
+RECLAIM_THREAD_LOCAL(binding, last_binding);  // no registry
 
 // All bindings of this thread, on the heap: released by the thread-specific key's destructor.
 struct thread_bindings {
@@ -253,9 +253,15 @@ class thread_registry final : public registry_base {
     return local_slow();
   }
 
-  // acquire: pairs with the release CAS in acquire_record(), so a walker sees every field a record
-  // was constructed with; later pushes are RMWs and so continue the release sequence.
-  Record* head() const noexcept { return head_.load(std::memory_order_acquire); }
+  // seq_cst: a walk that follows a seq_cst operation of its own (an epoch pass after its read of
+  // the epoch, a scan after its fence) sees every record whose push (seq_cst, acquire_record())
+  // precedes it in the single order S, so a record it misses registered after it and reads what
+  // came before (the schemes argue from there). An acquire load would not do: it may return an
+  // old head however long ago the push was, and the walk would miss a running thread (the model
+  // checker found a pass that did). Its acquire part pairs with the push: a walker sees every
+  // field a record was constructed with; later pushes are RMWs and so continue the release
+  // sequence. A plain load on x86, as acquire is.
+  Record* head() const noexcept { return head_.load(std::memory_order_seq_cst); }
   static Record* next_of(const Record* r) noexcept { return static_cast<Record*>(r->next_record); }
 
   template <class F>
@@ -320,10 +326,11 @@ class thread_registry final : public registry_base {
     Record* first = head_.load(std::memory_order_acquire);
     do {
       r->next_record = first;
-      // release: publishes the constructed record; pairs with the acquire load in head().
-      // acquire (success and failure): the records behind ours were published by earlier pushes,
-      // and a walk that starts from our own record (Token-EBR's pass) reads them.
-    } while (!head_.compare_exchange_weak(first, r.get(), std::memory_order_acq_rel,
+      // seq_cst: in S before everything this thread does with the record (head()); its release
+      // part publishes the constructed record. acquire (success and failure): the records behind
+      // ours were published by earlier pushes, and a walk that starts from our own record
+      // (Token-EBR's pass) reads them.
+    } while (!head_.compare_exchange_weak(first, r.get(), std::memory_order_seq_cst,
                                           std::memory_order_acquire));
     size_.fetch_add(1, std::memory_order_relaxed);
     return r.release();

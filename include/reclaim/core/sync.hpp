@@ -7,6 +7,8 @@
 // forwards that cost nothing (docs/verification.md has the instruction counts).
 //
 //   atomic<T>                       std::atomic<T>
+//   atomic_ref(T& x)                std::atomic_ref<T>(x), on a field that is an atomic<T> in the
+//                                   verification build
 //   thread_fence(order)             std::atomic_thread_fence(order)
 //   signal_fence(order)             std::atomic_signal_fence(order): a compiler barrier
 //   yield_now()                     std::this_thread::yield()
@@ -43,6 +45,11 @@ namespace reclaim::core {
 
 template <class T>
 using atomic = std::atomic<T>;
+
+template <class T>
+std::atomic_ref<T> atomic_ref(T& object) noexcept {
+  return std::atomic_ref<T>(object);
+}
 
 inline void thread_fence(std::memory_order order) noexcept { std::atomic_thread_fence(order); }
 inline void signal_fence(std::memory_order order) noexcept { std::atomic_signal_fence(order); }

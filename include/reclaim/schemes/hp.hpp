@@ -367,7 +367,8 @@ class hp<Policies...>::domain
   static void clear_slot(slot& hazard) noexcept {
     // release: our reads of the protected node happen before a scan that sees the slot empty
     // (acquire in scan()) frees it.
-    hazard.store(nullptr, std::memory_order_release);
+    hazard.store(nullptr, RECLAIM_MUTATED(hp_clear_relaxed) ? std::memory_order_relaxed
+                                                            : std::memory_order_release);
   }
   template <class Block>
   static void clear(Block& b) noexcept {

@@ -340,7 +340,7 @@ class basic_hyaline<Slots, Robust, Policies...>::domain
     node* ref = n->batch_ref;
     // acq_rel: each thread's subtraction comes after its reads of the batch's nodes (release),
     // and the thread that reaches zero frees after all of them (acquire).
-    if (std::atomic_ref<std::uint64_t>(ref->refs).fetch_add(delta, std::memory_order_acq_rel) +
+    if (core::atomic_ref(ref->refs).fetch_add(delta, std::memory_order_acq_rel) +
             delta ==
         0)
       collect(ref, freed);

@@ -8,9 +8,12 @@
 // cmpxchg16b; a CPU without it faults on the first use. Under ThreadSanitizer the same operations
 // go through the compiler's 16-byte __atomic builtins, which TSan models (build with -mcx16, as the
 // tsan preset does): inline assembly would hide the synchronization from it. Other architectures
-// fail to compile, with the reason.
+// fail to compile, with the reason. The model checker's build (core/sync.hpp) has its own.
 #pragma once
+#include <atomic>
 #include <cstdint>
+
+#include "../sync.hpp"
 
 #if !defined(__x86_64__) && !defined(__aarch64__)
 #error "reclaim: this scheme needs a double-width compare-and-swap, implemented for x86-64 " \
@@ -28,6 +31,33 @@ struct word_pair {
 
 // Every operation is sequentially consistent (a locked instruction on x86-64; acquire-release
 // exclusives on AArch64, which with the barrier below order as seq_cst RMWs do).
+#if defined(RECLAIM_VERIFY)
+// The model checker's (core/sync.hpp): one checked atomic of the pair, each operation a seq_cst
+// read-modify-write followed by a seq_cst fence, as the instructions below are full barriers
+// (lock cmpxchg16b; ldaxp/stlxp and dmb ish), which the schemes that use it rely on.
+class atomic_pair {
+ public:
+  atomic_pair() noexcept = default;
+  explicit atomic_pair(word_pair initial) noexcept : pair_(initial) {}
+  bool compare_exchange(word_pair& expected, word_pair desired) noexcept {
+    const bool done = pair_.compare_exchange_strong(expected, desired, std::memory_order_seq_cst);
+    core::thread_fence(std::memory_order_seq_cst);
+    return done;
+  }
+  word_pair load() const noexcept {
+    const word_pair seen = pair_.load(std::memory_order_seq_cst);
+    core::thread_fence(std::memory_order_seq_cst);
+    return seen;
+  }
+  void store(word_pair desired) noexcept {
+    pair_.exchange(desired, std::memory_order_seq_cst);
+    core::thread_fence(std::memory_order_seq_cst);
+  }
+
+ private:
+  core::atomic<word_pair> pair_;
+};
+#else
 class alignas(16) atomic_pair {
  public:
   constexpr atomic_pair() noexcept = default;
@@ -97,5 +127,6 @@ class alignas(16) atomic_pair {
   std::uint64_t lo_ = 0;
   std::uint64_t hi_ = 0;
 };
+#endif
 
 }  // namespace reclaim::core

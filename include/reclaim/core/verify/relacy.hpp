@@ -142,9 +142,18 @@ class atomic {
   T load(std::memory_order order = std::memory_order_seq_cst, here where = here::current()) const {
     return as::out(a_.load(verify::to_rl(order), verify::at(where)));
   }
+  // A seq_cst store is followed by a seq_cst fence: Relacy orders seq_cst fences against each
+  // other and seq_cst loads against seq_cst stores, but not a seq_cst store against another
+  // thread's fence, which the standard does (a load sequenced after a seq_cst fence observes the
+  // last seq_cst store that precedes the fence in S): without it, a hazard published with a
+  // seq_cst store is missed by a scan after its fence. The model is stronger than C++ there (as
+  // x86's mov + mfence is): a fault that reorders a seq_cst store with a later relaxed load of
+  // another object goes unseen (docs/verification.md).
   void store(T value, std::memory_order order = std::memory_order_seq_cst,
              here where = here::current()) {
     a_.store(as::in(value), verify::to_rl(order), verify::at(where));
+    if (order == std::memory_order_seq_cst)
+      rl::atomic_thread_fence(rl::mo_seq_cst, verify::at(where));
   }
   T exchange(T value, std::memory_order order = std::memory_order_seq_cst,
              here where = here::current()) {
@@ -214,6 +223,11 @@ class atomic {
 
   mutable rl::atomic<typename as::type> a_;
 };
+
+template <class T>
+atomic<T>& atomic_ref(atomic<T>& object) noexcept {
+  return object;
+}
 
 inline void thread_fence(std::memory_order order,
                          std::source_location where = std::source_location::current()) {

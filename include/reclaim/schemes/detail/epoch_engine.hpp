@@ -19,6 +19,15 @@
 //      X's release store in end(), the pass's acquire), and the CAS to e+2 and R's load of the
 //      epoch carry the unlink to R, whose reads then cannot reach n.
 // Hence while R may hold n the epoch is <= e+2: a bag tagged e is freed at e+3 (epoch_bags::lag).
+//  (3) A grace period (synchronize()) that begins after its caller unlinked n reads the epoch, e,
+//      with a seq_cst RMW that changes nothing, and waits for e+2. An operation R whose re-read
+//      reads that RMW's value, or a later advance's (RMWs, which continue its release sequence),
+//      synchronizes with it: the unlink happens before R's reads. One that read an earlier value
+//      announced a <= e and holds the epoch <= a+1 <= e+1 ((1)): the epoch reaches e+2 only after
+//      R ended. Waiting only for the operations whose announcements the caller sees would not do:
+//      one whose exchange follows those loads in S may still read the old pointer with its
+//      acquire loads (an RMW orders nothing else: no fence), as the model checker showed
+//      (docs/verification.md).
 // Without the re-read R could announce a stale epoch after a pass that missed its exchange, and
 // the epoch could pass it (the paper's DEBRA counts the epoch changes it sees instead, and Fraser's
 // EBR announces with a plain store: neither makes the argument hold in the C++ memory model).
@@ -122,19 +131,11 @@ class epoch_clock {
       r.count_epoch_advance(e + 1);
   }
 
-  // The epoch a grace period waits for: each operation running now announced a and holds the epoch
-  // <= a+1 ((1)), so at a+2 it has ended; an operation that begins later announces a later epoch
-  // and does not hold that target. `me` (outside any operation) is not waited for.
-  template <class Threads, class Record, class StateOf>
-  static std::uint64_t grace_target(const Threads& threads, const Record& me, StateOf state_of) {
-    std::uint64_t target = 0;
-    threads.for_each([&](const Record& r) {
-      // seq_cst: after the exchange of an operation that began before the call ((1)).
-      const std::uint64_t a = state_of(r).announce.load(std::memory_order_seq_cst);
-      if (&r != &me && a != epoch_state::idle && a != epoch_state::lent)
-        target = std::max(target, a + (RECLAIM_MUTATED(epoch_grace_one_epoch_short) ? 1 : 2));
-    });
-    return target;
+  // The epoch a grace period that begins now waits for, (3) above: e + 2, where e is read by a
+  // seq_cst RMW that changes nothing.
+  std::uint64_t grace_target() noexcept {
+    const unsigned wait = RECLAIM_MUTATED(epoch_grace_one_epoch_short) ? 1 : 2;
+    return epoch_.fetch_add(0, std::memory_order_seq_cst) + wait;
   }
 
   // synchronize() and barrier(): moves the epoch to at least `target`. step(e) tries e -> e+1 (a
@@ -212,7 +213,8 @@ class epoch_engine : public core::domain_base<typename Scheme::domain, Record> {
     if (!r.leave()) return;
     // release: our reads of nodes in this operation happen before a pass that sees us idle
     // (all_allow()) lets the epoch move on towards freeing them.
-    r.announce.store(idle, std::memory_order_release);
+    r.announce.store(idle, RECLAIM_MUTATED(epoch_end_relaxed) ? std::memory_order_relaxed
+                                                              : std::memory_order_release);
   }
 
   void retire(Record& r, core::retired_hook* node) {
@@ -242,7 +244,7 @@ class epoch_engine : public core::domain_base<typename Scheme::domain, Record> {
   bool drive_step(Record& me, std::uint64_t e) { return try_advance(me, e); }
 
   bool wait_for_grace_period(Record& me, core::deadline d) {
-    return clock_.drive(epoch_clock::grace_target(this->threads_, me, state_of), d,
+    return clock_.drive(clock_.grace_target(), d,
                         [&](std::uint64_t e) { return self().drive_step(me, e); });
   }
 

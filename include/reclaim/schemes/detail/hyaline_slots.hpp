@@ -28,13 +28,19 @@ enum class hyaline_slots { shared, per_thread };
 
 // The words Hyaline keeps in every node beside the retire link and deleter. Plain fields: each is
 // written before the node is published by the CAS that pushes it (or before the batch is
-// retired), and `refs` is accessed through std::atomic_ref once the batch is in flight, so node
+// retired), and `refs` is accessed through core::atomic_ref once the batch is in flight, so node
 // types stay copyable. Separate fields for the slot link, the batch reference and the count
 // instead of the paper's unions: nodes are 40 bytes, or 48 with the birth era.
 struct hyaline_node : core::retired_hook {
   hyaline_node* slot_next = nullptr;  // the next node in the slot list it was pushed onto
   hyaline_node* batch_ref = nullptr;  // the batch's reference node (the batch list's head)
-  std::uint64_t refs = 0;             // in the reference node: the batch's count
+  // In the reference node: the batch's count. The model checker's build (core/sync.hpp) sees it
+  // as the atomic it is used as, there without copies.
+#if defined(RECLAIM_VERIFY)
+  core::atomic<std::uint64_t> refs;
+#else
+  std::uint64_t refs = 0;
+#endif
 };
 // Robust variants: the birth era, stamped by create().
 struct hyaline_era_node : hyaline_node {
