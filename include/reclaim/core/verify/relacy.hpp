@@ -299,5 +299,6 @@ inline std::string_view mutant{};
 
 }  // namespace reclaim::core
 
+#define RECLAIM_MUTATED(name) (::reclaim::core::mutant == std::string_view(#name))
 #define RECLAIM_THREAD_LOCAL(type, name, ...) \
   inline ::reclaim::core::per_thread<type> name { __VA_ARGS__ }
