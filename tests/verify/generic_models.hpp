@@ -14,6 +14,7 @@ using atomic_node = reclaim::core::atomic<node<Scheme>*>;
 
 // What the models of one shared node have: the domain, the node, thread 0's read of it under a
 // guard, and a writer's swap that retires the old node; the last node is retired at the end.
+// Thread 1 runs the model's write().
 template <class Model, class Scheme>
 struct shared_node_model : model<Model, 2> {
   typename Scheme::domain domain;
@@ -21,6 +22,13 @@ struct shared_node_model : model<Model, 2> {
 
   void before() {
     shared.store(domain.template create<node<Scheme>>(1), std::memory_order_release);
+  }
+  void thread(unsigned i) {
+    if (i == 0)
+      read();
+    else
+      static_cast<Model&>(*this).write();
+    thread_exits();
   }
   void read() {
     typename Scheme::guard g(domain);
@@ -44,16 +52,11 @@ struct shared_node_model : model<Model, 2> {
 // the stats add up.
 template <class Scheme>
 struct retire_model : shared_node_model<retire_model<Scheme>, Scheme> {
-  void thread(unsigned i) {
-    if (i == 0) {
-      this->read();
-    } else {
-      this->swap_and_retire();
-      // Each flush moves an epoch scheme on once if no thread holds it back: three can free the
-      // node while thread 0 is still beginning its operation.
-      for (int n = 0; n < 3; ++n) this->domain.flush();
-    }
-    thread_exits();
+  void write() {
+    this->swap_and_retire();
+    // Each flush moves an epoch scheme on once if no thread holds it back: three can free the
+    // node while thread 0 is still beginning its operation.
+    for (int n = 0; n < 3; ++n) this->domain.flush();
   }
   void after() {
     this->domain.barrier();
@@ -67,16 +70,11 @@ struct retire_model : shared_node_model<retire_model<Scheme>, Scheme> {
 // the epoch (or the scan) runs as far as it can while thread 0 may still be beginning.
 template <class Scheme>
 struct barrier_model : shared_node_model<barrier_model<Scheme>, Scheme> {
-  void thread(unsigned i) {
-    if (i == 0) {
-      this->read();
-    } else {
-      this->swap_and_retire();
-      this->domain.barrier();
-      const reclaim::stats s = this->domain.stats();
-      RL_ASSERT(s.freed == 1 && s.pending == 0);
-    }
-    thread_exits();
+  void write() {
+    this->swap_and_retire();
+    this->domain.barrier();
+    const reclaim::stats s = this->domain.stats();
+    RL_ASSERT(s.freed == 1 && s.pending == 0);
   }
 };
 
@@ -84,16 +82,11 @@ struct barrier_model : shared_node_model<barrier_model<Scheme>, Scheme> {
 // synchronize() does.
 template <class Scheme>
 struct grace_model : shared_node_model<grace_model<Scheme>, Scheme> {
-  void thread(unsigned i) {
-    if (i == 0) {
-      this->read();
-    } else {
-      node<Scheme>* old = this->shared.exchange(
-          this->domain.template create<node<Scheme>>(2), std::memory_order_acq_rel);
-      this->domain.synchronize();
-      delete old;
-    }
-    thread_exits();
+  void write() {
+    node<Scheme>* old = this->shared.exchange(this->domain.template create<node<Scheme>>(2),
+                                              std::memory_order_acq_rel);
+    this->domain.synchronize();
+    delete old;
   }
 };
 

@@ -178,30 +178,17 @@ class atomic {
     return cas<false>(expected, desired, order, verify::failure_order(order), where);
   }
 
-  T fetch_add(T delta, std::memory_order order = std::memory_order_seq_cst,
-              here where = here::current())
-    requires std::is_integral_v<T>
-  {
-    return a_.fetch_add(delta, verify::to_rl(order), verify::at(where));
+  // The integer read-modify-writes, forwarded alike (Relacy refuses them for other types).
+#define RECLAIM_VERIFY_FORWARD(rmw)                                                     \
+  T rmw(T arg, std::memory_order order = std::memory_order_seq_cst,                    \
+        here where = here::current()) {                                                \
+    return a_.rmw(arg, verify::to_rl(order), verify::at(where));                       \
   }
-  T fetch_sub(T delta, std::memory_order order = std::memory_order_seq_cst,
-              here where = here::current())
-    requires std::is_integral_v<T>
-  {
-    return a_.fetch_sub(delta, verify::to_rl(order), verify::at(where));
-  }
-  T fetch_and(T bits, std::memory_order order = std::memory_order_seq_cst,
-              here where = here::current())
-    requires std::is_integral_v<T>
-  {
-    return a_.fetch_and(bits, verify::to_rl(order), verify::at(where));
-  }
-  T fetch_or(T bits, std::memory_order order = std::memory_order_seq_cst,
-             here where = here::current())
-    requires std::is_integral_v<T>
-  {
-    return a_.fetch_or(bits, verify::to_rl(order), verify::at(where));
-  }
+  RECLAIM_VERIFY_FORWARD(fetch_add)
+  RECLAIM_VERIFY_FORWARD(fetch_sub)
+  RECLAIM_VERIFY_FORWARD(fetch_and)
+  RECLAIM_VERIFY_FORWARD(fetch_or)
+#undef RECLAIM_VERIFY_FORWARD
 
   operator T() const { return load(); }  // NOLINT: as std::atomic's
   T operator=(T value) {
