@@ -159,24 +159,19 @@ class atomic {
              here where = here::current()) {
     return as::out(a_.exchange(as::in(value), verify::to_rl(order), verify::at(where)));
   }
-  bool compare_exchange_weak(T& expected, T desired, std::memory_order success,
-                             std::memory_order failure, here where = here::current()) {
-    return cas<true>(expected, desired, success, failure, where);
+  // compare_exchange_weak and _strong, each with a failure order or the one std derives.
+#define RECLAIM_VERIFY_CAS(name, weak)                                                  \
+  bool name(T& expected, T desired, std::memory_order success, std::memory_order failure, \
+            here where = here::current()) {                                             \
+    return cas<weak>(expected, desired, success, failure, where);                       \
+  }                                                                                     \
+  bool name(T& expected, T desired, std::memory_order order = std::memory_order_seq_cst, \
+            here where = here::current()) {                                             \
+    return cas<weak>(expected, desired, order, verify::failure_order(order), where);    \
   }
-  bool compare_exchange_weak(T& expected, T desired,
-                             std::memory_order order = std::memory_order_seq_cst,
-                             here where = here::current()) {
-    return cas<true>(expected, desired, order, verify::failure_order(order), where);
-  }
-  bool compare_exchange_strong(T& expected, T desired, std::memory_order success,
-                               std::memory_order failure, here where = here::current()) {
-    return cas<false>(expected, desired, success, failure, where);
-  }
-  bool compare_exchange_strong(T& expected, T desired,
-                               std::memory_order order = std::memory_order_seq_cst,
-                               here where = here::current()) {
-    return cas<false>(expected, desired, order, verify::failure_order(order), where);
-  }
+  RECLAIM_VERIFY_CAS(compare_exchange_weak, true)
+  RECLAIM_VERIFY_CAS(compare_exchange_strong, false)
+#undef RECLAIM_VERIFY_CAS
 
   // The integer read-modify-writes, forwarded alike (Relacy refuses them for other types).
 #define RECLAIM_VERIFY_FORWARD(rmw)                                                     \
