@@ -25,6 +25,14 @@ void add_epoch_models(registry& r) {
                        "an operation ends with a relaxed store of idle instead of a release",
                        {"ebr", "debra"}});  // qsbr's operations end without a store
   r.mutants.push_back({"epoch_free_one_epoch_early", "a bag tagged t is freed at t+2", all});
+  r.mutants.push_back({"registry_head_acquire",
+                       "a pass loads the registry's head with acquire (the fix found by the "
+                       "qsbr model, reverted)",
+                       all});
+  r.mutants.push_back({"epoch_grace_from_announcements",
+                       "synchronize() waits for a+2 of the announcements it sees (the defect "
+                       "found by the grace model, reverted)",
+                       all});
   r.mutants.push_back({"epoch_grace_one_epoch_short",
                        "synchronize() waits for a+1 instead of a+2", all});
 }

@@ -261,7 +261,10 @@ class thread_registry final : public registry_base {
   // checker found a pass that did). Its acquire part pairs with the push: a walker sees every
   // field a record was constructed with; later pushes are RMWs and so continue the release
   // sequence. A plain load on x86, as acquire is.
-  Record* head() const noexcept { return head_.load(std::memory_order_seq_cst); }
+  Record* head() const noexcept {
+    return head_.load(RECLAIM_MUTATED(registry_head_acquire) ? std::memory_order_acquire
+                                                             : std::memory_order_seq_cst);
+  }
   static Record* next_of(const Record* r) noexcept { return static_cast<Record*>(r->next_record); }
 
   template <class F>

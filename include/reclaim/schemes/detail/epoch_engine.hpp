@@ -244,8 +244,20 @@ class epoch_engine : public core::domain_base<typename Scheme::domain, Record> {
   bool drive_step(Record& me, std::uint64_t e) { return try_advance(me, e); }
 
   bool wait_for_grace_period(Record& me, core::deadline d) {
-    return clock_.drive(clock_.grace_target(), d,
-                        [&](std::uint64_t e) { return self().drive_step(me, e); });
+    const std::uint64_t target = RECLAIM_MUTATED(epoch_grace_from_announcements)
+                                     ? announced_target(me)
+                                     : clock_.grace_target();
+    return clock_.drive(target, d, [&](std::uint64_t e) { return self().drive_step(me, e); });
+  }
+  // The target before (3) was found wrong: a+2 for each announcement a seen. Only the model
+  // checker's fault epoch_grace_from_announcements runs it (docs/verification.md).
+  std::uint64_t announced_target(const Record& me) const {
+    std::uint64_t target = 0;
+    this->threads_.for_each([&](const Record& r) {
+      const std::uint64_t a = r.announce.load(std::memory_order_seq_cst);
+      if (&r != &me && a != idle && a != lent) target = std::max(target, a + 2);
+    });
+    return target;
   }
 
   static void take_garbage(Record& r, typename base::gathered& into) noexcept {
