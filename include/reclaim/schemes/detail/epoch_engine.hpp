@@ -19,6 +19,9 @@
 //      X's release store in end(), the pass's acquire), and the CAS to e+2 and R's load of the
 //      epoch carry the unlink to R, whose reads then cannot reach n.
 // Hence while R may hold n the epoch is <= e+2: a bag tagged e is freed at e+3 (epoch_bags::lag).
+// Without the re-read R could announce a stale epoch after a pass that missed its exchange, and
+// the epoch could pass it (the paper's DEBRA counts the epoch changes it sees instead, and Fraser's
+// EBR announces with a plain store: neither makes the argument hold in the C++ memory model).
 //  (3) A grace period (synchronize()) that begins after its caller unlinked n reads the epoch, e,
 //      with a seq_cst RMW that changes nothing, and waits for e+2. An operation R whose re-read
 //      reads that RMW's value, or a later advance's (RMWs, which continue its release sequence),
@@ -28,9 +31,6 @@
 //      one whose exchange follows those loads in S may still read the old pointer with its
 //      acquire loads (an RMW orders nothing else: no fence), as the model checker showed
 //      (docs/verification.md).
-// Without the re-read R could announce a stale epoch after a pass that missed its exchange, and
-// the epoch could pass it (the paper's DEBRA counts the epoch changes it sees instead, and Fraser's
-// EBR announces with a plain store: neither makes the argument hold in the C++ memory model).
 #pragma once
 #include <algorithm>
 #include <atomic>
