@@ -52,7 +52,7 @@ check:
 	ctest --preset debug
 
 # Every model on 500,000 random schedules and every injected fault on up to 200,000 per model
-# (make test runs them at 10,000 and 20,000), about 10 minutes on 2 cores.
+# (make test runs them at 10,000 and 20,000): about 10 minutes on 2 cores at make test's rate.
 VERIFY := build/debug/tests/verify/reclaim-verify
 verify:
 	@scripts/deps.sh test
