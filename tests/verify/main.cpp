@@ -173,8 +173,13 @@ int main(int argc, char** argv) {
   reclaim::core::detail::live().detaching.reserve(64);  // the live domains, by id
   registry r;
   add_epoch_models(r);
+  add_region_models(r);
   add_hp_models(r);
-  add_other_models(r);
+  add_signal_models(r);
+  add_era_models(r);
+  add_batch_models(r);
+  add_stamp_it_models(r);
+  add_lfrc_models(r);
   if (c.list) {
     for (const model_entry& m : r.models) std::printf("model   %s\n", m.name.c_str());
     for (const mutant_entry& m : r.mutants)

@@ -134,8 +134,13 @@ struct registry {
 
 // The model files' registrations (one per family).
 void add_epoch_models(registry& r);
+void add_region_models(registry& r);
 void add_hp_models(registry& r);
-void add_other_models(registry& r);
+void add_signal_models(registry& r);
+void add_era_models(registry& r);
+void add_batch_models(registry& r);
+void add_stamp_it_models(registry& r);
+void add_lfrc_models(registry& r);
 
 // A simulated thread's end: what pthread's thread-specific destructors run for a real one.
 inline void thread_exits() { reclaim::core::leave_thread(); }

@@ -2,6 +2,7 @@
 // each scheme's pacing.
 #include <reclaim/schemes/debra.hpp>
 #include <reclaim/schemes/ebr.hpp>
+#include <reclaim/schemes/ner.hpp>
 #include <reclaim/schemes/qsbr.hpp>
 
 #include "generic_models.hpp"
@@ -10,6 +11,7 @@ namespace reclaim_verify {
 
 void add_epoch_models(registry& r) {
   add_generic_models<reclaim::ebr<>>(r, "epoch", "ebr");
+  add_generic_models<reclaim::ner<>>(r, "epoch", "ner");
   add_generic_models<reclaim::debra<>>(r, "epoch", "debra");
   add_generic_models<reclaim::qsbr<>>(r, "epoch", "qsbr");
   const std::vector<std::string> all{"ebr", "debra", "qsbr"};
