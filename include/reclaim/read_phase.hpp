@@ -9,6 +9,7 @@
 #include <type_traits>
 
 #include "concepts.hpp"
+#include "core/sync.hpp"
 
 namespace reclaim {
 
@@ -22,7 +23,18 @@ namespace detail {
 
 // This thread's restart point: where a neutralized read phase jumps back to. One per thread, since
 // a thread is in at most one read phase at a time. Only nbr's signal handler jumps to it.
+#if !defined(RECLAIM_VERIFY)
 inline constinit thread_local sigjmp_buf restart_point{};
+#define RECLAIM_RESTART_POINT ::reclaim::detail::restart_point
+#else
+// The verification build: one per simulated thread (fibers of one OS thread, each on its own
+// stack, where sigsetjmp and siglongjmp work as on a thread's).
+struct restart_env {
+  sigjmp_buf env;
+};
+inline core::per_thread<restart_env> restart_points{};
+#define RECLAIM_RESTART_POINT (::reclaim::detail::restart_points.mine().env)
+#endif
 
 // Before a restart point is saved the thread must not be restartable: a signal that arrived while
 // sigsetjmp writes the buffer would jump to half of it.
@@ -47,7 +59,7 @@ void prepare_restart_point(Guard& g) noexcept {
   do {                                                                                          \
     if constexpr (::reclaim::neutralizable_guard<std::remove_cvref_t<decltype(guard)>>) {       \
       ::reclaim::detail::prepare_restart_point(guard);                                          \
-      (void)sigsetjmp(::reclaim::detail::restart_point, 0);                                     \
+      (void)sigsetjmp(RECLAIM_RESTART_POINT, 0);                                     \
     }                                                                                           \
     (guard).begin_read_phase();                                                                 \
   } while (false)

@@ -79,7 +79,13 @@ namespace detail {
 
 // The latest ping's number. Constant-initialized, so that the handler reads it without any
 // initialization guard.
+#if !defined(RECLAIM_VERIFY)
 inline constinit std::atomic<std::uint64_t> pings{0};
+inline std::atomic<std::uint64_t>& ping_counter() noexcept { return pings; }
+#else
+// The verification build: the checker's atomic, one per simulation (core/platform/mailbox.hpp).
+inline core::atomic<std::uint64_t>& ping_counter() noexcept { return simulated->pings; }
+#endif
 
 // The ping's handler: answers with the latest ping's number.
 inline void answer_ping(int sig, siginfo_t*, void*) noexcept {
@@ -90,12 +96,13 @@ inline void answer_ping(int sig, siginfo_t*, void*) noexcept {
   if (m == nullptr) return;  // a stale id reused by a thread that uses no signalling domain
   // seq_cst (acquire part): pairs with the reclaimer's seq_cst RMW of `pings` (its unlinks happen
   // before what this thread does after the handler).
-  const std::uint64_t n = pings.load(std::memory_order_seq_cst);
+  const std::uint64_t n = ping_counter().load(std::memory_order_seq_cst);
   // The interrupted code's stores (its slots) stay before the answer (see the top of the file).
   core::signal_fence(std::memory_order_seq_cst);
   // release: pairs with the reclaimer's acquire load in wait_for_answer(); what this thread stored
   // before it was interrupted (its protections) is visible to the reclaimer from then on.
-  m->answered.store(n, std::memory_order_release);
+  m->answered.store(n, RECLAIM_MUTATED(pop_answer_relaxed) ? std::memory_order_relaxed
+                                                            : std::memory_order_release);
 }
 
 }  // namespace detail
@@ -111,6 +118,9 @@ struct ping_fence : compiler_only_light_side {
   static void prepare() {
     install_signal_handler(Signal::number(), Signal::describe(), "hazard_pop (Publish-on-Ping)",
                            &detail::answer_ping);
+#if defined(RECLAIM_VERIFY)
+    detail::make_simulated_globals();
+#endif
     (void)fallback_barrier();
   }
 
@@ -197,7 +207,7 @@ struct ping_fence : compiler_only_light_side {
     // of `bound` and `activity` below follow our unlinks, pairing with bind()'s fence and the
     // fence after activate() (a thread we see unbound or idle re-reads sources after the unlinks).
     core::thread_fence(std::memory_order_seq_cst);
-    const std::uint64_t n = detail::pings.fetch_add(1, std::memory_order_seq_cst) + 1;
+    const std::uint64_t n = detail::ping_counter().fetch_add(1, std::memory_order_seq_cst) + 1;
     thread_mailbox* self = detail::my_mailbox.load(std::memory_order_relaxed);
     const bool can_fall_back = fallback_barrier() != nullptr;
     mine.pinged.clear();
@@ -243,7 +253,8 @@ struct ping_fence : compiler_only_light_side {
       }
     });
     for (const auto& p : mine.pinged)
-      unanswered |= !wait_for_answer(*p.state, *p.mailbox, n, p.activity, p.give_up);
+      if (!RECLAIM_MUTATED(pop_scan_without_answers))
+        unanswered |= !wait_for_answer(*p.state, *p.mailbox, n, p.activity, p.give_up);
     if (unanswered) {
       // Full fences around the barrier: as in asymmetric_fence::heavy() (core/fence.hpp).
       fallback_barrier()();
@@ -292,6 +303,11 @@ struct ping_fence : compiler_only_light_side {
   // membarrier, or the mprotect barrier where membarrier is missing; nullptr where neither works.
   using barrier_fn = void (*)() noexcept;
   static barrier_fn fallback_barrier() noexcept {
+#if defined(RECLAIM_VERIFY)
+    // Not under the checker: a simulated thread answers when it next runs, so a reclaimer waits
+    // for every answer (as where no barrier exists), and clock time plays no part.
+    return nullptr;
+#endif
     static const barrier_fn chosen = []() noexcept -> barrier_fn {
       try {
         membarrier_barrier::prepare();

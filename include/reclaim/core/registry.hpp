@@ -31,7 +31,6 @@
 
 #include <atomic>
 #include <cassert>
-#include <condition_variable>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -89,9 +88,12 @@ struct live_registry {
   unsigned detaching;  // detaches in progress
 };
 struct live_registries {
-  std::mutex mutex;
-  std::condition_variable detach_done;
-  std::unordered_map<std::uint64_t, live_registry> detaching;  // by id
+  core::process_mutex mutex;
+  core::process_condition detach_done;
+  std::unordered_map<std::uint64_t, live_registry, std::hash<std::uint64_t>,
+                     std::equal_to<std::uint64_t>,
+                     core::process_allocator<std::pair<const std::uint64_t, live_registry>>>
+      detaching;  // by id
   std::uint64_t next_id = 1;
 };
 void register_fork_handlers() noexcept;

@@ -11,6 +11,12 @@
 //                                   verification build
 //   thread_fence(order)             std::atomic_thread_fence(order)
 //   signal_fence(order)             std::atomic_signal_fence(order): a compiler barrier
+//   fence_after_rmw()               after a seq_cst read-modify-write that the protocol counts as a
+//                                   full fence, as the instruction is on x86-64 (lock-prefixed) but
+//                                   C++ does not promise (nor Arm without LSE: ldaxr/stlxr): a
+//                                   compiler barrier on x86-64, a seq_cst fence elsewhere and in
+//                                   the verification build (where the fault rmw_not_a_fence
+//                                   withholds it)
 //   yield_now()                     std::this_thread::yield()
 //   sleep_for(duration)             std::this_thread::sleep_for(duration)
 //   asymmetric_light_side()         an asymmetric fence's light side (core/fence.hpp): a compiler
@@ -19,6 +25,15 @@
 //                                   B::run(), B::prepare(): a process-wide barrier
 //                                   (core/platform/process_barrier.hpp); the checker models it by
 //                                   what it guarantees
+//   process_mutex, process_condition, process_allocator<T>
+//                                   std::mutex, std::condition_variable, std::allocator<T>: for
+//                                   process-wide bookkeeping outside every protocol (the live
+//                                   domains' table, core/registry.hpp). In the verification build a
+//                                   lock and a wait that do nothing, and memory outside the
+//                                   checker's heap: its simulated threads are fibers of one OS
+//                                   thread, and a failing schedule abandons them wherever they are
+//                                   (a lock one held would block the next schedule for ever; a
+//                                   table node from the checker's heap would outlive that heap)
 //   RECLAIM_THREAD_LOCAL(T, name, init...)
 //                                   declares `inline constinit thread_local T name{init...}`: the
 //                                   checker's threads are fibers of one OS thread, so there it is
@@ -34,6 +49,9 @@
 #pragma once
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
 #include <thread>
 
 #if defined(RECLAIM_VERIFY)
@@ -45,6 +63,11 @@ namespace reclaim::core {
 template <class T>
 using atomic = std::atomic<T>;
 
+using process_mutex = std::mutex;
+using process_condition = std::condition_variable;
+template <class T>
+using process_allocator = std::allocator<T>;
+
 template <class T>
 std::atomic_ref<T> atomic_ref(T& object) noexcept {
   return std::atomic_ref<T>(object);
@@ -52,6 +75,13 @@ std::atomic_ref<T> atomic_ref(T& object) noexcept {
 
 inline void thread_fence(std::memory_order order) noexcept { std::atomic_thread_fence(order); }
 inline void signal_fence(std::memory_order order) noexcept { std::atomic_signal_fence(order); }
+inline void fence_after_rmw() noexcept {
+#if defined(__x86_64__) || defined(__i386__)
+  std::atomic_signal_fence(std::memory_order_seq_cst);
+#else
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+#endif
+}
 inline void yield_now() noexcept { std::this_thread::yield(); }
 template <class Rep, class Period>
 void sleep_for(std::chrono::duration<Rep, Period> d) {

@@ -24,17 +24,18 @@
 #include <atomic>
 #include <cstdint>
 
+#include "../sync.hpp"
 #include "signals.hpp"
 #include "thread_exit.hpp"
 
 namespace reclaim::core {
 
 struct thread_mailbox {
-  std::atomic<pid_t> tid{0};                  // the owner's kernel thread id
-  std::atomic<std::uint64_t> on_its_way{0};   // bit sig - 1: sent, its handler has not run yet
-  std::atomic<std::uint64_t> answered{0};     // POP: the number of the last ping answered
-  std::atomic<std::int64_t> ping_sent{0};     // POP: when it was sent (steady_clock ticks)
-  std::atomic<unsigned> holders{0};           // 0: free; the owner and its bound records
+  core::atomic<pid_t> tid{0};                 // the owner's kernel thread id
+  core::atomic<std::uint64_t> on_its_way{0};  // bit sig - 1: sent, its handler has not run yet
+  core::atomic<std::uint64_t> answered{0};    // POP: the number of the last ping answered
+  core::atomic<std::int64_t> ping_sent{0};    // POP: when it was sent (steady_clock ticks)
+  core::atomic<unsigned> holders{0};          // 0: free; the owner and its bound records
   thread_mailbox* next = nullptr;             // immutable once published
 };
 static_assert(std::atomic<std::uint64_t>::is_always_lock_free &&
@@ -44,10 +45,42 @@ static_assert(std::atomic<std::uint64_t>::is_always_lock_free &&
 namespace detail {
 
 // Constant-initialized, so that a handler reads them without any initialization guard.
+#if !defined(RECLAIM_VERIFY)
 inline constinit std::atomic<thread_mailbox*> mailboxes{nullptr};  // every mailbox, newest first
+inline std::atomic<thread_mailbox*>& mailbox_list() noexcept { return mailboxes; }
+#else
+// The verification build: the list and the ping counter (core/ping.hpp) are the checker's atomics,
+// which exist only inside a simulation. Made by the first signalling domain of a simulation
+// (make_simulated_globals(), from its constructor: before the model's threads run), freed with
+// every mailbox when the simulation ends (core::verify::end_simulation(), which a model runs after
+// its domains are gone).
+struct simulated_globals {
+  core::atomic<thread_mailbox*> mailboxes{nullptr};
+  core::atomic<std::uint64_t> pings{0};
+};
+inline simulated_globals* simulated = nullptr;
+inline void make_simulated_globals() {
+  if (simulated == nullptr) simulated = new simulated_globals;
+}
+inline core::atomic<thread_mailbox*>& mailbox_list() noexcept { return simulated->mailboxes; }
+inline void free_simulated_globals() {
+  if (simulated == nullptr) return;
+  for (thread_mailbox *m = simulated->mailboxes.load(std::memory_order_relaxed), *next; m;
+       m = next) {
+    next = m->next;
+    delete m;
+  }
+  delete simulated;
+  simulated = nullptr;
+}
+// A failed simulation stops wherever it was: the next starts without its memory.
+inline const bool simulated_globals_hooked =
+    (core::verify::simulation_end_hooks().push_back(&free_simulated_globals),
+     core::verify::per_thread_resets().push_back([] { simulated = nullptr; }), true);
+#endif
 // This thread's mailbox, or nullptr. Written by the thread, read by its own handlers (relaxed,
 // with signal fences: same thread).
-inline constinit thread_local std::atomic<thread_mailbox*> my_mailbox{nullptr};
+RECLAIM_SIGNAL_LOCAL(thread_mailbox*, my_mailbox, nullptr);
 
 // Thread exit: the thread lets go of its mailbox (its bound records may still hold it).
 inline void release_my_mailbox(void* mailbox) noexcept {
@@ -73,7 +106,7 @@ inline pthread_key_t mailbox_exit_key() {
 // free again, no signal is on its way to any, and ours has the kernel id of the child's thread.
 inline void forget_other_threads_mailboxes() noexcept {
   thread_mailbox* mine = my_mailbox.load(std::memory_order_relaxed);
-  for (thread_mailbox* m = mailboxes.load(std::memory_order_relaxed); m; m = m->next) {
+  for (thread_mailbox* m = mailbox_list().load(std::memory_order_relaxed); m; m = m->next) {
     m->on_its_way.store(0, std::memory_order_relaxed);
     if (m != mine) m->holders.store(0, std::memory_order_relaxed);
   }
@@ -87,7 +120,7 @@ inline void forget_other_threads_mailboxes() noexcept {
 inline thread_mailbox& take_mailbox() {
   if (thread_mailbox* m = detail::my_mailbox.load(std::memory_order_relaxed)) return *m;
   const pthread_key_t key = detail::mailbox_exit_key();
-  thread_mailbox* m = detail::mailboxes.load(std::memory_order_acquire);
+  thread_mailbox* m = detail::mailbox_list().load(std::memory_order_acquire);
   for (; m; m = m->next) {
     unsigned free = 0;
     // acquire: pairs with the release decrements of its last holders, so that we start after
@@ -99,18 +132,22 @@ inline thread_mailbox& take_mailbox() {
   if (!m) {
     m = new thread_mailbox;
     m->holders.store(1, std::memory_order_relaxed);
-    thread_mailbox* head = detail::mailboxes.load(std::memory_order_relaxed);
+    thread_mailbox* head = detail::mailbox_list().load(std::memory_order_relaxed);
     do {
       m->next = head;
       // release: publishes the mailbox; pairs with the acquire load above.
-    } while (!detail::mailboxes.compare_exchange_weak(head, m, std::memory_order_release,
-                                                      std::memory_order_relaxed));
+    } while (!detail::mailbox_list().compare_exchange_weak(head, m, std::memory_order_release,
+                                                           std::memory_order_relaxed));
   }
   // relaxed: read by reclaimers only through a record bound after this (its own publication).
   m->tid.store(this_thread_kernel_id(), std::memory_order_relaxed);
   // A signal sent to the mailbox's previous owner that never arrived must not stop ours.
   m->on_its_way.store(0, std::memory_order_relaxed);
+#if !defined(RECLAIM_VERIFY)
   pthread_setspecific(key, m);
+#else
+  (void)key;  // a simulated thread keeps its mailbox: no thread-specific destructor runs for it
+#endif
   std::atomic_signal_fence(std::memory_order_seq_cst);  // set up before a handler may use it
   detail::my_mailbox.store(m, std::memory_order_relaxed);
   return *m;

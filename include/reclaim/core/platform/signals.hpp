@@ -22,11 +22,19 @@
 #include <string>
 #include <string_view>
 
+#include "../sync.hpp"
 #include "fork.hpp"
 
-namespace reclaim {
-
-}  // namespace reclaim
+// State that a thread shares only with its own signal handlers: `inline constinit thread_local
+// std::atomic<type> name{init}`, accessed relaxed with signal fences (same thread). In the
+// verification build, one value per simulated thread, each access a point where a simulated signal
+// may arrive (core/verify/relacy.hpp, verify::own).
+#if defined(RECLAIM_VERIFY)
+#define RECLAIM_SIGNAL_LOCAL(type, name, init) inline ::reclaim::core::verify::own<type> name{init}
+#else
+#define RECLAIM_SIGNAL_LOCAL(type, name, init) \
+  inline constinit thread_local std::atomic<type> name { init }
+#endif
 
 namespace reclaim::core {
 
@@ -40,6 +48,9 @@ inline void install_signal_handler(int sig, const std::string& sig_name,
                                    std::string_view scheme, signal_handler handler) {
   struct installing {};
   std::lock_guard lock(mutex_across_fork<installing>());
+#if defined(RECLAIM_VERIFY)
+  verify::install_handler(sig, handler);  // the simulated signals' handler (core/verify/relacy.hpp)
+#endif
   const std::string who = "reclaim::" + std::string(scheme);
   struct sigaction old{};
   if (sigaction(sig, nullptr, &old) != 0)
@@ -102,13 +113,31 @@ inline void unblock_signal(int sig) noexcept {
 // The kernel thread id, which (unlike a pthread_t) may be used after the thread exited: tgkill to a
 // stale id fails with ESRCH or reaches another thread of this process, whose handler must then
 // find nothing to do (each scheme's handler says why it does).
-inline pid_t this_thread_kernel_id() noexcept { return static_cast<pid_t>(::syscall(SYS_gettid)); }
+inline pid_t this_thread_kernel_id() noexcept {
+#if defined(RECLAIM_VERIFY)
+  // A simulated thread's id: its index + 1 (core/verify/relacy.hpp, verify::send_signal()).
+  if (rl::is_ctx()) return static_cast<pid_t>(rl::thread_index() + 1);
+#endif
+  return static_cast<pid_t>(::syscall(SYS_gettid));
+}
+
+// The signal mask of this thread from here on (pthread_sigmask(SIG_SETMASK)).
+inline void set_signal_mask(const sigset_t& mask) noexcept {
+  pthread_sigmask(SIG_SETMASK, &mask, nullptr);
+#if defined(RECLAIM_VERIFY)
+  verify::set_signal_mask(mask);  // and of its simulated signals
+#endif
+}
 
 // Sends sig to the thread of this process with kernel id tid. False when no such thread exists
 // (ESRCH): it exited, or it was a thread of the parent of this forked process. A thread that is
 // gone runs nothing any more, so a reclaimer waiting for its answer may stop waiting. (tgkill names
 // our own process: a reused id of another process is never signalled.)
 inline bool send_signal(pid_t tid, int sig) noexcept {
+#if defined(RECLAIM_VERIFY)
+  // A simulated thread's: marked pending, delivered at one of its later accesses.
+  if (rl::is_ctx()) return verify::send_signal(tid, sig);
+#endif
   return ::syscall(SYS_tgkill, ::getpid(), tid, sig) == 0 || errno != ESRCH;
 }
 

@@ -38,10 +38,19 @@
 #include <relacy/stdlib/semaphore.hpp>
 #include <relacy/stdlib/event.hpp>
 
+#include <pthread.h>
+#include <signal.h>
+#include <ucontext.h>
+
 #include <atomic>
+#include <bit>
 #include <chrono>
+#include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <new>
+#include <optional>
 #include <vector>
 #include <ostream>
 #include <source_location>
@@ -66,6 +75,19 @@ inline rl::memory_order to_rl(std::memory_order order) noexcept {
 inline std::memory_order failure_order(std::memory_order success) noexcept {
   if (success == std::memory_order_acq_rel) return std::memory_order_acquire;
   if (success == std::memory_order_release) return std::memory_order_relaxed;
+  return success;
+}
+// The success order Relacy is given: it follows C++11, where a failure order may not be stronger
+// than the success order, and silently reads a stronger one as relaxed (a release CAS whose failure
+// acquires would synchronize with nothing). C++17 allows it; the success order is raised to cover
+// the failure's acquire instead, which makes a successful CAS there stronger than C++ asks.
+inline std::memory_order covering(std::memory_order success, std::memory_order failure) noexcept {
+  const bool failure_acquires =
+      failure == std::memory_order_acquire || failure == std::memory_order_consume;
+  if (failure == std::memory_order_seq_cst) return std::memory_order_seq_cst;
+  if (!failure_acquires) return success;
+  if (success == std::memory_order_relaxed) return std::memory_order_acquire;
+  if (success == std::memory_order_release) return std::memory_order_acq_rel;
   return success;
 }
 inline rl::debug_info at(const std::source_location& where) noexcept {
@@ -121,6 +143,33 @@ struct stored<T> {
 // Most simulated threads a model may run.
 inline constexpr unsigned max_threads = 8;
 
+// Runs a handler of a signal sent to this simulated thread, if one is pending and the checker
+// chooses this point for it (the signals' section below).
+inline void deliver_pending();
+
+// A preemption a model injects into the library's code: simulated thread `thread` stops before
+// its first checked access made in a function whose name contains `in`, until `until()` holds
+// (another thread's progress, read without ordering anything). Random schedules almost never keep
+// one thread off the processor for the dozens of steps another needs to move an epoch or a clock;
+// a model that needs exactly that window asks for it. One per simulation, set by the model.
+struct injected_pause {
+  unsigned thread;
+  std::string_view in;
+  std::function<bool()> until;
+};
+inline std::optional<injected_pause> pause;
+
+// Every checked access of the library begins here: the preemption, then a pending signal.
+inline void before_access(const std::source_location& where) {
+  if (pause && rl::is_ctx() && rl::thread_index() == pause->thread &&
+      std::string_view(where.function_name()).find(pause->in) != std::string_view::npos) {
+    const injected_pause p = std::move(*pause);
+    pause.reset();  // once, and the wait's own accesses are not paused again
+    while (!p.until()) rl::yield(1, at(where));
+  }
+  deliver_pending();
+}
+
 }  // namespace verify
 
 template <class T>
@@ -140,6 +189,7 @@ class atomic {
   atomic& operator=(const atomic&) = delete;
 
   T load(std::memory_order order = std::memory_order_seq_cst, here where = here::current()) const {
+    verify::before_access(where);
     return as::out(a_.load(verify::to_rl(order), verify::at(where)));
   }
   // A seq_cst store is followed by a seq_cst fence: Relacy orders seq_cst fences against each
@@ -151,12 +201,14 @@ class atomic {
   // another object goes unseen (docs/verification.md).
   void store(T value, std::memory_order order = std::memory_order_seq_cst,
              here where = here::current()) {
+    verify::before_access(where);
     a_.store(as::in(value), verify::to_rl(order), verify::at(where));
     if (order == std::memory_order_seq_cst)
       rl::atomic_thread_fence(rl::mo_seq_cst, verify::at(where));
   }
   T exchange(T value, std::memory_order order = std::memory_order_seq_cst,
              here where = here::current()) {
+    verify::before_access(where);
     return as::out(a_.exchange(as::in(value), verify::to_rl(order), verify::at(where)));
   }
   // compare_exchange_weak and _strong, each with a failure order or the one std derives.
@@ -177,6 +229,7 @@ class atomic {
 #define RECLAIM_VERIFY_FORWARD(rmw)                                                     \
   T rmw(T arg, std::memory_order order = std::memory_order_seq_cst,                    \
         here where = here::current()) {                                                \
+    verify::before_access(where);                                                      \
     return a_.rmw(arg, verify::to_rl(order), verify::at(where));                       \
   }
   RECLAIM_VERIFY_FORWARD(fetch_add)
@@ -195,9 +248,11 @@ class atomic {
   template <bool Weak>
   bool cas(T& expected, T desired, std::memory_order success, std::memory_order failure,
            here where) {
+    verify::before_access(where);
     typename as::type seen = as::in(expected);
     const bool done = a_.compare_exchange(rl::bool_t<Weak>(), seen, as::in(desired),
-                                          verify::to_rl(success), verify::to_rl(failure),
+                                          verify::to_rl(verify::covering(success, failure)),
+                                          verify::to_rl(failure),
                                           verify::at(where));
     expected = as::out(seen);
     return done;
@@ -236,6 +291,7 @@ inline std::vector<std::function<void()>>& per_thread_resets() {
 // stopped its threads wherever they were, bindings and all (that memory was the checker's).
 inline void forget_threads() {
   for (auto& reset : per_thread_resets()) reset();
+  pause.reset();
 }
 }  // namespace verify
 
@@ -266,6 +322,143 @@ class per_thread {
   T values_[verify::max_threads];
 };
 
+namespace verify {
+
+// Signals (core/platform/signals.hpp: nbr's neutralizing signal, Publish-on-Ping's ping). A fiber
+// cannot receive a signal, so sending one (send_signal()) marks it pending for the simulated
+// thread, and that thread runs the handler itself where a real signal could interrupt it: before
+// any of its checked accesses (core::atomic) or of the state it shares with its own handler
+// (verify::own below), at the point the checker chooses: each such point with a signal pending
+// delivers it or not (a scheduling choice), so the handler runs after any number of the target's
+// steps and its own accesses interleave with the other threads'. Those are the only states a
+// handler can tell apart (it reads nothing else of the thread), and a jump out of a read phase
+// discards the same work whether the signal came at the access or just before it.
+//
+// Pending is plain state, not a checked atomic: delivery carries no happens-before from the sender
+// (a real tgkill's way through the kernel would; no protocol of the library counts on it). As the
+// kernel does without SA_NODEFER, a signal is blocked while its handler runs, until the handler
+// returns or sets the thread's mask (nbr's, before it jumps: set_signal_mask()); it stays pending
+// meanwhile. The handler gets the interrupted context's mask (the thread's, with the simulated
+// blocked signals), all it reads of the context.
+using signal_action = void (*)(int, siginfo_t*, void*);
+struct simulated_signals {
+  std::uint64_t pending[max_threads]{};  // bit sig - 1
+  std::uint64_t blocked[max_threads]{};
+  unsigned count = 0;                    // pending over every thread: the fast path's test
+  signal_action action[65]{};            // the handlers installed (process-wide, never reset)
+  simulated_signals() {
+    per_thread_resets().push_back([this] {
+      std::memset(pending, 0, sizeof pending);
+      std::memset(blocked, 0, sizeof blocked);
+      count = 0;
+    });
+  }
+};
+inline simulated_signals signals;
+
+// sigaction() for the simulation: the handler a delivery runs.
+inline void install_handler(int sig, signal_action handler) { signals.action[sig] = handler; }
+
+// tgkill() for the simulation: `tid` is a simulated thread's kernel id (index + 1). True: a
+// simulated thread exists until the model ends (one that finished takes its signal in after(), if
+// it runs there, or never).
+inline bool send_signal(int tid, int sig) {
+  const unsigned t = static_cast<unsigned>(tid - 1);
+  if (t >= max_threads || sig < 1 || sig > 64) return false;
+  const std::uint64_t bit = std::uint64_t{1} << (sig - 1);
+  if ((signals.pending[t] & bit) == 0) ++signals.count;
+  signals.pending[t] |= bit;
+  return true;
+}
+
+// pthread_sigmask(SIG_SETMASK, set) for the simulated signals of this thread.
+inline void set_signal_mask(const sigset_t& set) {
+  if (!rl::is_ctx()) return;
+  std::uint64_t bits = 0;
+  for (int sig = 1; sig <= 64; ++sig)
+    if (sigismember(&set, sig) == 1) bits |= std::uint64_t{1} << (sig - 1);
+  signals.blocked[rl::thread_index()] = bits;
+}
+
+inline void deliver_pending() {
+  if (signals.count == 0 || !rl::is_ctx()) return;
+  const unsigned t = rl::thread_index();
+  const std::uint64_t ready = signals.pending[t] & ~signals.blocked[t];
+  if (ready == 0 || rl::rand(2) == 0) return;  // here, or at a later point
+  const int sig = std::countr_zero(ready) + 1;
+  const std::uint64_t bit = std::uint64_t{1} << (sig - 1), was_blocked = signals.blocked[t];
+  signals.pending[t] &= ~bit;
+  --signals.count;
+  ucontext_t interrupted{};
+  pthread_sigmask(SIG_BLOCK, nullptr, &interrupted.uc_sigmask);
+  for (int other = 1; other <= 64; ++other)
+    if ((was_blocked >> (other - 1)) & 1) sigaddset(&interrupted.uc_sigmask, other);
+  signals.blocked[t] = was_blocked | bit;
+  if (signals.action[sig] != nullptr) signals.action[sig](sig, nullptr, &interrupted);
+  signals.blocked[t] = was_blocked;  // it returned: the kernel restores the interrupted mask
+}
+
+// State that only a thread and its own signal handler touch (a thread_local std::atomic in normal
+// builds, accessed relaxed with signal fences): one value per simulated thread, unchecked (one
+// thread, program order), each access a point where a signal may arrive.
+template <class T>
+class own {
+ public:
+  explicit own(T initial) : value_(initial) {}
+  T load(std::memory_order = std::memory_order_seq_cst) const {
+    deliver_pending();
+    return value_.mine();
+  }
+  void store(T v, std::memory_order = std::memory_order_seq_cst) {
+    deliver_pending();
+    value_.mine() = v;
+  }
+
+ private:
+  mutable per_thread<T> value_;
+};
+
+// What a model runs when its simulation ends, after its domains are gone (objects of the checker
+// that live as long as a simulation: the mailboxes, core/platform/mailbox.hpp): Relacy reports an
+// atomic still alive at the end as a leak.
+inline std::vector<std::function<void()>>& simulation_end_hooks() {
+  static std::vector<std::function<void()>> all;
+  return all;
+}
+inline void end_simulation() {
+  for (auto& hook : simulation_end_hooks()) hook();
+}
+
+}  // namespace verify
+
+// Process-wide bookkeeping (core/sync.hpp says why these do nothing): one OS thread runs every
+// simulated thread, so there is no other thread to exclude or to wait for.
+struct process_mutex {
+  void lock() noexcept {}
+  void unlock() noexcept {}
+  bool try_lock() noexcept { return true; }
+};
+struct process_condition {
+  template <class Lock, class Predicate>
+  void wait(Lock&, Predicate) noexcept {}
+  void notify_all() noexcept {}
+};
+template <class T>
+struct process_allocator {
+  using value_type = T;
+  process_allocator() = default;
+  template <class U>
+  process_allocator(const process_allocator<U>&) noexcept {}  // NOLINT: as std::allocator's
+  T* allocate(std::size_t n) {
+    if (void* p = std::malloc(n * sizeof(T))) return static_cast<T*>(p);  // not Relacy's heap
+    throw std::bad_alloc();
+  }
+  void deallocate(T* p, std::size_t) noexcept { std::free(p); }
+  friend bool operator==(const process_allocator&, const process_allocator&) noexcept {
+    return true;
+  }
+};
+
 // The light and heavy sides of a process-wide barrier, as the top says.
 inline void asymmetric_light_side() noexcept {}
 template <class Barrier>
@@ -282,5 +475,12 @@ inline std::string_view mutant{};
 }  // namespace reclaim::core
 
 #define RECLAIM_MUTATED(name) (::reclaim::core::mutant == std::string_view(#name))
+
+namespace reclaim::core {
+// What the platform's locked RMW is (core/sync.hpp), told to the checker: a seq_cst fence.
+inline void fence_after_rmw(std::source_location where = std::source_location::current()) {
+  if (!RECLAIM_MUTATED(rmw_not_a_fence)) thread_fence(std::memory_order_seq_cst, where);
+}
+}  // namespace reclaim::core
 #define RECLAIM_THREAD_LOCAL(type, name, ...) \
   inline ::reclaim::core::per_thread<type> name { __VA_ARGS__ }

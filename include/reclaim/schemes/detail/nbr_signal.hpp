@@ -29,6 +29,7 @@
 #include "../../read_phase.hpp"
 #include "../../core/platform/mailbox.hpp"
 #include "../../core/platform/signals.hpp"
+#include "../../core/sync.hpp"
 
 namespace reclaim::detail {
 
@@ -39,16 +40,16 @@ struct nbr_phase {
   // A reclaimer that saw an odd value waits until it changes: the thread either left its read
   // phase (write phase, end of operation, exit) or its handler restarted it (which leaves the
   // read phase first).
-  std::atomic<std::uint64_t> seq{0};
+  core::atomic<std::uint64_t> seq{0};
   // Read phases restarted by a neutralizing signal (the handler's own count; for observers).
-  std::atomic<std::uint64_t> restarts{0};
+  core::atomic<std::uint64_t> restarts{0};
 };
 static_assert(std::atomic<std::uint64_t>::is_always_lock_free,
               "the signal handler may only touch lock-free atomics");
 
 // The phase word of the operation this thread runs, or nullptr between operations. Written by the
 // owning thread, read by its own signal handler (so relaxed suffices: same thread).
-inline constinit thread_local std::atomic<nbr_phase*> current_phase{nullptr};
+RECLAIM_SIGNAL_LOCAL(nbr_phase*, current_phase, nullptr);
 static_assert(std::atomic<nbr_phase*>::is_always_lock_free);
 
 // The signal mask this thread runs its read phases with, recorded when it registers with a domain
@@ -58,14 +59,14 @@ inline constinit thread_local sigset_t read_phase_mask{};
 // Set by the handler when it declined to restart because the masks differed: either another
 // handler was running (harmless), or the application changed this thread's mask since it was
 // recorded. The next operation then records the mask again (refresh_read_phase_mask()).
-inline constinit thread_local std::atomic<bool> read_phase_mask_suspect{false};
+RECLAIM_SIGNAL_LOCAL(bool, read_phase_mask_suspect, false);
 static_assert(std::atomic<bool>::is_always_lock_free);
 
 // The user code window (see the top): set while it is open; restart_wanted set by the handler when
 // a signal asked for a restart inside it. Written by the thread and its own handler (relaxed, with
 // signal fences: same thread).
-inline constinit thread_local std::atomic<bool> in_user_code{false};
-inline constinit thread_local std::atomic<bool> restart_wanted{false};
+RECLAIM_SIGNAL_LOCAL(bool, in_user_code, false);
+RECLAIM_SIGNAL_LOCAL(bool, restart_wanted, false);
 
 // Whether the context the signal interrupted ran with the read-phase mask. It does not when the
 // signal arrived while another handler of the application ran on top of the read phase (that
@@ -112,8 +113,8 @@ inline void nbr_on_signal(int sig, siginfo_t*, void* context) noexcept {
     return;
   }
   leave_neutralized(*phase, s);
-  pthread_sigmask(SIG_SETMASK, &read_phase_mask, nullptr);
-  siglongjmp(restart_point, 1);
+  core::set_signal_mask(read_phase_mask);
+  siglongjmp(RECLAIM_RESTART_POINT, 1);
 }
 
 // The window around user code inside a read phase (see the top).
@@ -134,7 +135,7 @@ inline void leave_user_code() noexcept {
   const std::uint64_t s = phase.seq.load(std::memory_order_relaxed);
   assert((s & 1) == 1);
   leave_neutralized(phase, s);
-  siglongjmp(restart_point, 1);  // not in a handler: the mask is the read phase's already
+  siglongjmp(RECLAIM_RESTART_POINT, 1);  // not in a handler: the mask is the read phase's already
 }
 // An operation ends (possibly by an exception out of user code): no window stays open.
 inline void close_user_code() noexcept {
@@ -148,6 +149,9 @@ inline void close_user_code() noexcept {
 // nbr's.
 inline void install_nbr_handler(int sig, const std::string& sig_name) {
   core::install_signal_handler(sig, sig_name, "nbr", &nbr_on_signal);
+#if defined(RECLAIM_VERIFY)
+  core::detail::make_simulated_globals();  // the mailboxes' list (core/platform/mailbox.hpp)
+#endif
 }
 
 // A thread that registers with an nbr domain must receive the signal (core::unblock_signal).
