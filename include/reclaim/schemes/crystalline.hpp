@@ -317,6 +317,8 @@ class basic_crystalline<WaitFree, Policies...>::domain
         --tries;
       }
       prev = publish(r, s, now);
+      // p was loaded before the era was published: only the next round's load is covered.
+      if (RECLAIM_MUTATED(batch_era_no_validation)) return p;
     }
   }
 
@@ -377,7 +379,10 @@ class basic_crystalline<WaitFree, Policies...>::domain
       node_base* next = n->link;  // before the decrement: the batch may go at once
       node_base* ref = n->batch;
       // acq_rel: releases our reads of the batch's nodes; the last decrement acquires them all.
-      if (ref->refs.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+      const std::int64_t was = ref->refs.fetch_sub(
+          1, RECLAIM_MUTATED(batch_refs_relaxed) ? std::memory_order_relaxed
+                                                 : std::memory_order_acq_rel);
+      if (was == 1 || (RECLAIM_MUTATED(batch_free_at_one) && was == 2)) {
         ref->batch = emptied;
         emptied = ref;
       }
@@ -496,7 +501,7 @@ class basic_crystalline<WaitFree, Policies...>::domain
     node_base* const ref = as_node(b.nodes.tail());
     const era_t min = b.min_birth;
     // The retirer's fence of the argument above.
-    core::thread_fence(std::memory_order_seq_cst);
+    if (!RECLAIM_MUTATED(batch_retire_without_fence)) core::thread_fence(std::memory_order_seq_cst);
 
     // The assignment pass: one node per reservation that needs the batch.
     node_base* next = as_node(b.nodes.head());

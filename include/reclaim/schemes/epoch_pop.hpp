@@ -83,6 +83,9 @@ struct epochs_first {
   static void activate(Domain& d, Record& r) noexcept {
     std::uint64_t was;  // nothing lends the announcement: barriers borrow through hp's claim
     const std::uint64_t e = d.shared_.announce(r.kept.announce, was);
+    // The exchange is the full fence hp's protection needs before its re-reads: it orders the
+    // activity store before them (a compiler barrier on x86-64, whose xchg is one).
+    core::fence_after_rmw();
     if (e != r.kept.seen_epoch) [[unlikely]] on_new_epoch(d, r, e);
   }
   template <class Record>

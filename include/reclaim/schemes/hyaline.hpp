@@ -262,8 +262,9 @@ class basic_hyaline<Slots, Robust, Policies...>::domain
         r.fenced = true;
       }
       // seq_cst RMW: ordered with every retirer's RMW on this head (see retire_batch()).
-      [[maybe_unused]] const std::uintptr_t was =
-          r.head.exchange(inside_bit, std::memory_order_seq_cst);
+      [[maybe_unused]] const std::uintptr_t was = r.head.exchange(
+          inside_bit, RECLAIM_MUTATED(hyaline_enter_relaxed) ? std::memory_order_relaxed
+                                                             : std::memory_order_seq_cst);
       assert(was == 0);
       if constexpr (Robust) r.era = r.access.load(std::memory_order_relaxed);  // ours alone
     }
@@ -322,7 +323,9 @@ class basic_hyaline<Slots, Robust, Policies...>::domain
       // acq_rel: takes the list (every push before is visible), and leaves the slot idle. The
       // owner, alone in its slot, gives each node its slot contribution here instead of at the
       // push-over (the paper's): no one else walks the list.
-      std::uintptr_t v = r.head.exchange(0, std::memory_order_acq_rel);
+      std::uintptr_t v = r.head.exchange(0, RECLAIM_MUTATED(hyaline_leave_without_acquire)
+                                                ? std::memory_order_release
+                                                : std::memory_order_acq_rel);
       for (node* c = ptr_of(v); c;) {
         node* next = c->slot_next;
         adjust(c, contribution, freed);  // its contribution for our slot, given at leave
@@ -340,10 +343,12 @@ class basic_hyaline<Slots, Robust, Policies...>::domain
     node* ref = n->batch_ref;
     // acq_rel: each thread's subtraction comes after its reads of the batch's nodes (release),
     // and the thread that reaches zero frees after all of them (acquire).
-    if (core::atomic_ref(ref->refs).fetch_add(delta, std::memory_order_acq_rel) +
-            delta ==
-        0)
-      collect(ref, freed);
+    const std::uint64_t now =
+        core::atomic_ref(ref->refs).fetch_add(delta, RECLAIM_MUTATED(batch_refs_relaxed)
+                                                         ? std::memory_order_relaxed
+                                                         : std::memory_order_acq_rel) +
+        delta;
+    if (now == 0 || (RECLAIM_MUTATED(batch_free_at_one) && now == 1)) collect(ref, freed);
   }
   // The batch whose reference node is `ref`: its nodes, the pads destroyed at once.
   static void collect(node* ref, core::retired_list& freed) noexcept {
@@ -456,7 +461,7 @@ class basic_hyaline<Slots, Robust, Policies...>::domain
   // (a DWCAS read under hyaline_s, a relaxed load under hyaline_1s); it orders nothing.
   bool retire_batch(record& me, core::retired_list& b, era_t min_birth) {
     // F_r: every unlink of b's nodes comes before the slot checks below.
-    core::thread_fence(std::memory_order_seq_cst);
+    if (!RECLAIM_MUTATED(batch_retire_without_fence)) core::thread_fence(std::memory_order_seq_cst);
     [[maybe_unused]] record* const first_record = this->threads_.head();
     std::size_t n = slot_count;
     if constexpr (!shared_slots) {
@@ -609,6 +614,8 @@ class basic_hyaline<Slots, Robust, Policies...>::domain
       const era_t now = clock_.now();
       if (now == mine) return p;
       mine = publish_era(r, now);
+      // p was loaded before the era was published: only the next round's load is covered.
+      if (RECLAIM_MUTATED(batch_era_no_validation)) return p;
     }
   }
   // hyaline_1s: a seq_cst store by the owner; hyaline_s: a seq_cst CAS that only raises the slot's

@@ -144,8 +144,11 @@ class ibr<Policies...>::domain
   }
   // release: the operation's reads happen before a scan that reads either word cleared.
   static void clear_interval(record& r) noexcept {
-    r.lower.store(record::no_interval, std::memory_order_release);
-    r.upper.store(detail::no_era, std::memory_order_release);
+    r.lower.store(record::no_interval, RECLAIM_MUTATED(era_clear_relaxed)
+                                           ? std::memory_order_relaxed
+                                           : std::memory_order_release);
+    r.upper.store(detail::no_era, RECLAIM_MUTATED(era_clear_relaxed) ? std::memory_order_relaxed
+                                                                     : std::memory_order_release);
   }
 
   // he's protocol on upper (the guard's protect(), and core::region_hold's for guard_ptrs).
@@ -155,15 +158,21 @@ class ibr<Policies...>::domain
     if (prev == detail::no_era) [[unlikely]] {
       // The operation's first protect: lower, then upper, both seq_cst, before the load below.
       prev = this->clock_.now();
-      r.lower.store(prev, std::memory_order_seq_cst);
-      r.upper.store(prev, std::memory_order_seq_cst);
+      r.lower.store(prev, RECLAIM_MUTATED(era_publish_relaxed) ? std::memory_order_relaxed
+                                                               : std::memory_order_seq_cst);
+      r.upper.store(prev, RECLAIM_MUTATED(era_publish_relaxed) ? std::memory_order_relaxed
+                                                               : std::memory_order_seq_cst);
     }
     for (;;) {
       P p = src.load(std::memory_order_seq_cst);
       const era_t e = this->clock_.now();
       if (e == prev) [[likely]]
         return p;
-      r.upper.store(e, std::memory_order_seq_cst);
+      r.upper.store(e, RECLAIM_MUTATED(era_publish_relaxed) ? std::memory_order_relaxed
+                                                            : std::memory_order_seq_cst);
+      // p was loaded before upper reached e: it may be a node born after the interval it read
+      // under, only the next round's load is covered.
+      if (RECLAIM_MUTATED(era_no_validation)) return p;
       prev = e;
     }
   }

@@ -186,10 +186,11 @@ class lfrc<Policies...>::domain
       const void* node = node_of(p);
       if (node == held.load(std::memory_order_relaxed)) return p;  // counted already
       if (node) count(node);
-      // seq_cst: after the increment in S; with the retirer's fence (retire()), either the
-      // retirer sees our count or we see its unlink here (store-buffering).
+      // After the fence that follows the increment (count()): with the retirer's fence
+      // (retire()), either the retirer sees our count or we see its unlink here
+      // (store-buffering). seq_cst: a plain load on x86.
       const P again = src.load(std::memory_order_seq_cst);
-      if (again == p) {
+      if (again == p || RECLAIM_MUTATED(lfrc_no_validation)) {
         replace(r, held, node);
         return p;
       }
@@ -214,9 +215,16 @@ class lfrc<Policies...>::domain
     return now;
   }
 
-  // seq_cst: in S before the validating re-read (acquire()).
+  // The increment, then a full fence before the validating re-read (acquire()): the locked RMW
+  // itself on x86-64, a fence elsewhere (core::fence_after_rmw()). Against the retirer's fence F
+  // (retire()): if ours comes first in S, the retirer's RMW on the count sees our increment; if F
+  // does, our re-read sees the unlink. Likewise against synchronize()'s fence, for the operation's
+  // depth stored before (core/domain.hpp, wait_for_open_guards()). The increment needs no order
+  // of its own: it was seq_cst, which in C++ orders nothing else (the grace model found the depth
+  // unordered: docs/verification.md), and with the fence relaxed is enough.
   static void count(const void* node) noexcept {
-    header_of(node)->refs.fetch_add(count_one, std::memory_order_seq_cst);
+    header_of(node)->refs.fetch_add(count_one, std::memory_order_relaxed);
+    core::fence_after_rmw();
   }
 
   // `held` counts `node` from now on (whose count was taken); what it counted before is released.
@@ -233,7 +241,9 @@ class lfrc<Policies...>::domain
     header* h = header_of(node);
     // release: our reads of the node happen before its reclamation (the claimer's acquire CAS
     // reads this RMW's release sequence).
-    const std::uint64_t was = h->refs.fetch_sub(count_one, std::memory_order_release);
+    const std::uint64_t was = h->refs.fetch_sub(
+        count_one, RECLAIM_MUTATED(lfrc_release_relaxed) ? std::memory_order_relaxed
+                                                         : std::memory_order_release);
     if (was == count_one + retired) claim_and_reclaim(r, h, node);
   }
 
@@ -242,8 +252,8 @@ class lfrc<Policies...>::domain
     assert(h->next.load(std::memory_order_relaxed) == detail::lfrc::live_mark &&
            "reclaim: lfrc: retiring something that is not a live lfrc node (node_base must be "
            "the node's first base, and the node made by new or create())");
-    // Full fence: pairs with the readers' seq_cst increment and re-read (acquire()): either our
-    // RMW below sees a reader's count, or the reader's re-read sees the unlink that came before
+    // Full fence: pairs with the fence after a reader's increment (count()): either our RMW
+    // below sees the reader's count, or the reader's re-read sees the unlink that came before
     // (store-buffering; the unlink itself need not be seq_cst).
     core::thread_fence(std::memory_order_seq_cst);
     // acq_rel: the release publishes the node's deleter (set by retire's caller) to the claimer.

@@ -45,8 +45,9 @@
 // were published by the RMW that ended its read phase, and its next read phase begins with an RMW
 // that follows the reclaimer's snapshot, so it cannot reach the nodes unlinked before. That last
 // step, as the paper's argument for its CAS, relies on the RMW ordering later loads like a full
-// fence (x86-64, AArch64); the C++ model alone would ask for a seq_cst fence after it, which we do
-// not pay on every read phase. A thread that exits, or never ran an operation, blocks nothing.
+// fence: core::fence_after_rmw() says so, free on x86-64 (lock xadd is one), a seq_cst fence
+// where the C++ model or the processor (Arm without LSE atomics) does not make the RMW one. A
+// thread that exits, or never ran an operation, blocks nothing.
 //
 // Needs from a container: restartable read phases (needs_restartable_read_phases), written as in
 // docs/writing-a-container.md: RECLAIM_READ_PHASE(g) in the operation's own frame at the start of
@@ -334,6 +335,9 @@ class basic_nbr<Variant, Policies...>::domain
     // this read phase and waits for it, or this read phase starts after the reclaimer's snapshot
     // and its reads cannot reach the nodes unlinked before it.
     r.phase.seq.fetch_add(1, std::memory_order_seq_cst);
+    // The assumption at the top of the file: this RMW orders our later loads like a full fence
+    // (lock xadd on x86-64, where this is a compiler barrier; a fence elsewhere).
+    core::fence_after_rmw();
   }
 
   template <class... Nodes>
@@ -344,13 +348,17 @@ class basic_nbr<Variant, Policies...>::domain
     // Counted first: if a signal restarts us mid-way, the next read phase clears these slots.
     b.owner.count = std::max<unsigned>(b.owner.count, sizeof...(Nodes));
     unsigned i = 0;
+    // The fault: the thread stops being restartable before its reservations are stored.
+    if (RECLAIM_MUTATED(nbr_reserve_after_phase_end))
+      r.phase.seq.fetch_add(1, std::memory_order_seq_cst);
     // relaxed: published by the release part of the RMW below.
     (b.slots[i++].store(static_cast<const core::retired_hook*>(nodes), std::memory_order_relaxed),
      ...);
     // seq_cst RMW (the paper's CAS): the reservations are visible before the thread stops being
     // restartable. Pairs with the seq_cst load in signal_round() and the acquire load in
     // wait_for(): a reclaimer that sees this even value then reads these reservations.
-    r.phase.seq.fetch_add(1, std::memory_order_seq_cst);
+    if (!RECLAIM_MUTATED(nbr_reserve_after_phase_end))
+      r.phase.seq.fetch_add(1, std::memory_order_seq_cst);
   }
 
   static void clear_reservations(block& b) noexcept {
@@ -456,6 +464,11 @@ class basic_nbr<Variant, Policies...>::domain
   // Needs no memory it cannot get: without room to remember a reader, it waits for it at once.
   void signal_round(record& r) noexcept {
     r.readers.clear();
+    // Full fence: the unlinks before this round are ordered before our loads of the phase words
+    // (seq_cst below), whatever order the container unlinked with; pairs with the fence after the
+    // RMW that begins a read phase. One per round: cheap next to the signals. (The model checker
+    // found it missing: docs/verification.md.)
+    if (!RECLAIM_MUTATED(nbr_round_without_fence)) core::thread_fence(std::memory_order_seq_cst);
     bool handler_checked = false;
     for (const record* other = this->threads_.head(); other;
          other = decltype(this->threads_)::next_of(other)) {
@@ -475,7 +488,8 @@ class basic_nbr<Variant, Policies...>::domain
         wait_for(r, reader);
       }
     }
-    for (const auto& reader : r.readers) wait_for(r, reader);
+    for (const auto& reader : r.readers)
+      if (!RECLAIM_MUTATED(nbr_round_without_wait)) wait_for(r, reader);
     core::counters::add(r.ctr.epochs, 1);  // a completed round is a (relaxed) grace period
   }
 

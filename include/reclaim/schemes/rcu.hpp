@@ -120,7 +120,8 @@ class rcu<Policies...>::domain : public core::domain_base<domain, detail::rcu_re
     if (!r.leave()) return;
     // release: our reads of nodes happen before a scan that sees no reservation (seq_cst load in
     // scan()) frees them.
-    r.reservation.store(none, std::memory_order_release);
+    r.reservation.store(none, RECLAIM_MUTATED(rcu_end_relaxed) ? std::memory_order_relaxed
+                                                               : std::memory_order_release);
   }
 
   // Why "stamp < every reservation" is safe. X unlinks n, then reads the epoch with a seq_cst RMW
@@ -136,7 +137,7 @@ class rcu<Policies...>::domain : public core::domain_base<domain, detail::rcu_re
     auto* node = static_cast<node_base*>(hook);
     // seq_cst RMW (reads, writes nothing new): heads the release sequence above; a plain load
     // would not synchronize with the readers that read later epochs.
-    node->retire_epoch = clock_.fetch_add(0);
+    node->retire_epoch = RECLAIM_MUTATED(rcu_stamp_by_load) ? clock_.now() : clock_.fetch_add(0);
     r.retired.push(node);
     r.count_retired(this->gauge_);
     if (++r.retires_since_bump >= epoch_frequency) [[unlikely]] {
@@ -185,7 +186,8 @@ class rcu<Policies...>::domain : public core::domain_base<domain, detail::rcu_re
       core::waiter w(d);
       // seq_cst and acquire: as in scan(); a value above s is a later operation's reservation (an
       // RMW in the release sequence of the end() before it) or none.
-      while (other->reservation.load(std::memory_order_seq_cst) <= s)
+      while (other->reservation.load(std::memory_order_seq_cst) <=
+             s - (RECLAIM_MUTATED(rcu_grace_one_epoch_short) ? 1 : 0))
         if (!w.wait()) return false;
     }
     return true;

@@ -161,7 +161,8 @@ class stamp_it<Policies...>::domain
   void retire(record& r, core::retired_hook* node) noexcept {
     // Full fence: pairs with the one at the end of push() (the argument at the top). The node
     // was unlinked before; a seq_cst load alone would not be ordered after the unlink.
-    core::thread_fence(std::memory_order_seq_cst);
+    if (!RECLAIM_MUTATED(stamp_retire_without_fence))
+      core::thread_fence(std::memory_order_seq_cst);
     static_cast<node_base*>(node)->retire_stamp = pool_.head_stamp();
     holding garbage(r);
     r.stamped.push_back(node);
@@ -187,7 +188,8 @@ class stamp_it<Policies...>::domain
   // always, with `all`): the list is ordered, so this touches only what it frees.
   void reclaim_own(record& r, bool all) noexcept {
     if (r.stamped.empty() || (!all && r.stamped.size() < free_batch)) return;
-    const stamp_t tail = pool_.tail_stamp();
+    const stamp_t tail =
+        pool_.tail_stamp() + (RECLAIM_MUTATED(stamp_free_one_step_early) ? detail::stamp_step : 0);
     if (stamp_of(r.stamped.head()) > tail) return;
     core::retired_list safe;
     {

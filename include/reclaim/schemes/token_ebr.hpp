@@ -245,7 +245,9 @@ class token_ebr<Order, Policies...>::domain
     // round, so our earlier operations' reads happen before its frees. An RMW, not a store: a skip
     // is ordered before or after it in the state's modification order, and so is a barrier's
     // borrowing CAS (thread_record::try_borrow).
-    std::uint64_t was = r.state.exchange(r.announced, std::memory_order_acq_rel);
+    std::uint64_t was = r.state.exchange(r.announced, RECLAIM_MUTATED(token_begin_relaxed)
+                                                          ? std::memory_order_relaxed
+                                                          : std::memory_order_acq_rel);
     if (was & (fresh_bit | lent_bit)) [[unlikely]] first_or_lent(r, was);
     this->answer_handover(r);  // a barrier that could not borrow us asks
     if (parked_.load(std::memory_order_relaxed)) [[unlikely]] pick_up(r);
@@ -259,7 +261,10 @@ class token_ebr<Order, Policies...>::domain
     // release: this operation's reads happen before a skip CAS (acquire) that finds us inactive.
     // acquire on failure: pairs with the release CAS in pass() that left the token here. A CAS, not
     // a store: a store could erase a token handed over at this moment.
-    if (r.state.compare_exchange_strong(expected, 0, std::memory_order_release,
+    if (r.state.compare_exchange_strong(expected, 0,
+                                        RECLAIM_MUTATED(token_end_relaxed)
+                                            ? std::memory_order_relaxed
+                                            : std::memory_order_release,
                                         std::memory_order_acquire)) [[likely]]
       return;
     end_holding_token(r);
@@ -327,6 +332,7 @@ class token_ebr<Order, Policies...>::domain
   void serve(record& r) noexcept {
     timeline::record_instant(timeline::event::token_receipt, garbage_held(r));
     core::retired_list safe = std::move(r.oldest);
+    if (RECLAIM_MUTATED(token_free_one_round_early)) safe.splice(std::move(r.previous));
     safe.splice(this->take_safe_orphans([this](std::uint64_t n) { return orphan_safe(n); }));
     r.oldest = std::move(r.previous);
     r.previous = std::move(r.current);
@@ -393,7 +399,8 @@ class token_ebr<Order, Policies...>::domain
       std::uint64_t s = z->state.load(std::memory_order_acquire);
       for (;;) {
         if (s & active_bit) {
-          if (record::round_of(s) == round) break;  // the skip (c): began in this round
+          // the skip (c): began in this round
+          if (record::round_of(s) == round || RECLAIM_MUTATED(token_skip_active)) break;
           // release: pairs with the acquire CAS failure in end() / load in pass_if_returned():
           // everything before this pass happens before the receiver's frees.
           if (z->state.compare_exchange_weak(s, s | token_bit, std::memory_order_release,

@@ -380,7 +380,7 @@ class crystalline_helping {
     r.pool.for_each_owned([&](reservation& x) {
       if (x.abandoned || x.word.load().lo == reservation::inactive) return;
       if (hold* g = x.frozen; g && g->seq <= kept_up_to && g->open()) return;
-      x.frozen = &h;
+      if (!RECLAIM_MUTATED(crystalline_w_no_freeze)) x.frozen = &h;
     });
     // acq_rel: the last holder's decrement closes, whoever it is.
     if (h.holders.fetch_add(claimed - hold::bias, std::memory_order_acq_rel) ==

@@ -134,7 +134,8 @@ class era_domain : public core::domain_base<Domain, Record> {
     if constexpr (std::is_base_of_v<era_node, T>)
       // After the construction, before the node is published (by the container's release store
       // or CAS, which a reader's acquire reads): every era a reader of the node reads is >= this.
-      static_cast<era_node*>(node)->birth_era = clock_.birth();
+      static_cast<era_node*>(node)->birth_era =
+          clock_.birth() + (RECLAIM_MUTATED(era_birth_one_too_young) ? 1 : 0);
     return node;
   }
 
@@ -148,7 +149,7 @@ class era_domain : public core::domain_base<Domain, Record> {
   void retire(Record& r, core::retired_hook* node) noexcept {
     // Full fence: the container's unlink comes before it, the clock load after: the argument of
     // each scheme's header (a reader whose reservation we do not see read the unlinked source).
-    core::thread_fence(std::memory_order_seq_cst);
+    if (!RECLAIM_MUTATED(era_retire_without_fence)) core::thread_fence(std::memory_order_seq_cst);
     static_cast<era_node*>(node)->retire_era = clock_.now();
     holding garbage(r);
     r.count_retired(this->gauge_);

@@ -179,7 +179,10 @@ class he_domain : public era_domain<he_domain<Scheme>, he_record<Scheme>, Scheme
 
   // release: our reads of the nodes the era covered happen before a scan that reads the slot
   // cleared (seq_cst loads, which acquire) frees them.
-  static void clear_slot(slot& s) noexcept { s.store(no_era, std::memory_order_release); }
+  static void clear_slot(slot& s) noexcept {
+    s.store(no_era, RECLAIM_MUTATED(era_clear_relaxed) ? std::memory_order_relaxed
+                                                       : std::memory_order_release);
+  }
   template <class Block>
   static void clear(Block& b) noexcept {
     for (auto& s : b.slots) clear_slot(s);
@@ -202,7 +205,10 @@ class he_domain : public era_domain<he_domain<Scheme>, he_record<Scheme>, Scheme
         return p;
       // seq_cst: S precedes our next load of src, and a scan's loads that follow a retirer's
       // fence see it (a full fence on x86, the one the scheme pays only when the era changed).
-      s.store(e, std::memory_order_seq_cst);
+      s.store(e, RECLAIM_MUTATED(era_publish_relaxed) ? std::memory_order_relaxed
+                                                      : std::memory_order_seq_cst);
+      // p was loaded before e was published: only the next round's load is covered by it.
+      if (RECLAIM_MUTATED(era_no_validation)) return p;
       prev = e;
     }
   }

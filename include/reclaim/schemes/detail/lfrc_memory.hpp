@@ -29,9 +29,10 @@
 #include <cstdint>
 #include <new>
 
+#include "../../core/sync.hpp"
+
 #if defined(__SANITIZE_ADDRESS__)
 #include <sanitizer/asan_interface.h>
-#include "../../core/sync.hpp"
 #define RECLAIM_LFRC_POISON(p, n) ASAN_POISON_MEMORY_REGION(p, n)
 #define RECLAIM_LFRC_UNPOISON(p, n) ASAN_UNPOISON_MEMORY_REGION(p, n)
 #else
@@ -52,7 +53,12 @@ struct alignas(16) block_header {
   core::atomic<std::uint64_t> refs{0};
   core::atomic<block_header*> next{nullptr};
 };
+// The node follows the header at a multiple of 16 bytes; 16 exactly in normal builds (the
+// checker's atomics are larger).
+static_assert(sizeof(block_header) % 16 == 0);
+#if !defined(RECLAIM_VERIFY)
 static_assert(sizeof(block_header) == 16);
+#endif
 inline block_header* const live_mark = reinterpret_cast<block_header*>(std::uintptr_t{0x11fe});
 
 inline block_header* header_of(const void* node) noexcept {
@@ -149,10 +155,18 @@ class block_stacks {
 
 // Where memory goes when it leaves every domain. Never destroyed: a block's header must stay a
 // header for as long as any thread may hold a pointer read from a link, which outlives domains.
+#if defined(RECLAIM_VERIFY)
+// Under the model checker each simulated run has its own heap and atomics, which must all be gone
+// at its end: a process-wide set made on first use would outlive the run. A model makes one for
+// each run before its domain and frees it, with every block, after (tests/verify/models_lfrc.cpp).
+inline block_stacks* verify_process_blocks = nullptr;
+inline block_stacks& process_blocks() { return *verify_process_blocks; }
+#else
 inline block_stacks& process_blocks() {
   static auto* blocks = new block_stacks;
   return *blocks;
 }
+#endif
 
 // Pushes the chain to `stacks`, or, if that set has no stack for the size and no memory to make
 // one, to the process's stacks, which have a stack for every size (fresh_block() made it before

@@ -238,8 +238,19 @@ class stamp_pool {
     // thread that learns of the removal from a prev link, up to update_tail_stamp()'s CAS and the
     // reclaimers that read the tail stamp); the acquire pairs with the release CASes of the blocks
     // that unlinked themselves by changing our prev.
-    block_link prev = mark_link(b.prev, std::memory_order_acq_rel);
-    block_link next = mark_link(b.next, std::memory_order_relaxed);
+    block_link prev = mark_link<std::memory_order_acq_rel, std::memory_order_relaxed>(b.prev);
+    // acquire (the marking CAS, and the load that finds a helper's mark): the removal starts
+    // from the block `next` points to and reads its prev and stamp, so that block must be seen
+    // whole. The read synchronizes with the release CAS that installed the link (the pointed
+    // block's push, its final loop, or a remove_from_next_list() that swung our next to it); a
+    // helper's marking CAS (mark_next()) is an RMW and continues that release sequence. Relaxed,
+    // a block that entered for the first time after a new thread made its record could be read
+    // before its construction (its atomics uninitialized: a data race), or a reused one with the
+    // prev of an earlier stay.
+    block_link next =
+        RECLAIM_MUTATED(stamp_remove_next_relaxed)
+            ? mark_link<std::memory_order_relaxed, std::memory_order_relaxed>(b.next)
+            : mark_link<std::memory_order_acquire, std::memory_order_acquire>(b.next);
     if (!remove_from_prev_list(prev, b, next)) remove_from_next_list(prev, b, next);
     const stamp_t stamp = b.stamp.load(std::memory_order_relaxed);
     // release: a thread that reads the flag (acquire loads of stamps) sees b fully removed.
@@ -262,12 +273,14 @@ class stamp_pool {
   }
 
   // Sets the delete mark of `link` and returns its value before (unmarked unless a helper
-  // marked it first: helpers mark a block's next, never its prev).
-  static block_link mark_link(core::atomic<block_link>& link, std::memory_order order) noexcept {
-    block_link value = link.load(std::memory_order_relaxed);
+  // marked it first: helpers mark a block's next, never its prev). Success: the marking CAS's
+  // order; Read: the load's and a failed CAS's, either of which may return a value a helper
+  // marked. Template arguments, so that every order is a constant wherever the call is compiled.
+  template <std::memory_order Success, std::memory_order Read>
+  static block_link mark_link(core::atomic<block_link>& link) noexcept {
+    block_link value = link.load(Read);
     for (;;) {
-      if (value.marked() ||
-          link.compare_exchange_weak(value, value.with_mark(), order, std::memory_order_relaxed))
+      if (value.marked() || link.compare_exchange_weak(value, value.with_mark(), Success, Read))
         return value;
     }
   }
@@ -353,7 +366,16 @@ class stamp_pool {
         next = b.next.load(std::memory_order_relaxed);
         return false;
       }
-      const block_link prev_prev = prev->prev.load(std::memory_order_relaxed);
+      // acquire: pairs with the acq_rel CAS by which prev's owner marked its prev (remove()).
+      // Its push cleared pending_push before that, so if we see the mark, the stamp read next is
+      // the cleared stamp of the stay being ended, or later. Relaxed, it could be the pending one
+      // (prev's prev read from the mark, its stamp from before the clearing): mark_next() below
+      // would then see the stamp change, conclude that prev was removed, and b would leave with
+      // its predecessor's prev still pointing to it (NotInList set, still in the prev list),
+      // where every later removal steps back and forth between head and b for ever.
+      const block_link prev_prev = prev->prev.load(
+          RECLAIM_MUTATED(stamp_prev_mark_relaxed) ? std::memory_order_relaxed
+                                                   : std::memory_order_acquire);
       const stamp_t prev_stamp = prev->stamp.load(std::memory_order_relaxed);
       // prev was removed (and perhaps entered again, with a higher stamp): b went with it.
       if (prev_stamp > my_stamp || (prev_stamp & not_in_list)) return true;
