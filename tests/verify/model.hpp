@@ -39,6 +39,9 @@ struct node : Scheme::node_base {
 template <class Model, unsigned Threads>
 struct model : rl::test_suite<Model, Threads> {
   model() { reclaim::core::verify::forget_threads(); }
+  // After the model's members, its domains among them: what lives as long as a simulation goes
+  // (the signals' mailboxes, core/verify/relacy.hpp).
+  ~model() { reclaim::core::verify::end_simulation(); }
 };
 
 // One model run, as the command line asked.
@@ -120,6 +123,15 @@ struct mutant_entry {
   std::string what;
   std::vector<std::string> schemes;
   std::string survives = {};  // why the models miss it, where they are known to (the docs say more)
+  std::vector<std::string> survives_under = {};  // those schemes (empty: all of them)
+
+  bool known_to_survive(const std::string& scheme) const {
+    if (survives.empty()) return false;
+    if (survives_under.empty()) return true;
+    for (const std::string& s : survives_under)
+      if (s == scheme) return true;
+    return false;
+  }
 };
 
 struct registry {
