@@ -5,11 +5,13 @@
 // retirer's fence is checked. Here a reader's era goes stale while it reads (it republishes and
 // reads again), and nodes are born in different eras.
 //
-// Two of them place the writer with a progress flag (progress_flag, generic_models.hpp: relaxed,
-// it orders nothing, so a free and a read with no happens-before between them are still a race the
-// checker reports), for the interleavings random schedules almost never make: a writer that runs
-// its whole retire inside the reader's protect() (racing_model), and a reader that holds its node
-// across two retires (held_model).
+// All but swap_twice place their threads with progress flags (progress_flag, generic_models.hpp:
+// relaxed, they order nothing, so a free and a read with no happens-before between them are still
+// a race the checker reports), for the interleavings random schedules almost never make: a writer
+// that runs its whole retire inside the reader's protect() (racing_model), a reader that holds its
+// node across two retires (held_model), a reader stopped between its load and its era's
+// publication (late_publication_model, an injected pause), a retire era read stale
+// (stale_retire_era_model).
 #pragma once
 #include "generic_models.hpp"
 
