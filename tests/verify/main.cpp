@@ -11,6 +11,7 @@
 //       injects each fault into the models of its schemes and prints the table of which model
 //       caught it, in how many schedules; fails if one survives that is not known to;
 //       --skip-known leaves out the pairs known to survive (make test's budget)
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -136,15 +137,23 @@ int run_mutants(const registry& r, const command& c) {
       o.mutant = mutant.name;
       std::string killer;
       unsigned long schedules = 0;
-      for (const model_entry& m : r.models) {
-        if (m.scheme != scheme || m.name.find(c.model) == std::string::npos) continue;
-        any = true;
-        const outcome result = m.run(o);
-        if (result.failed) {
-          killer = m.name;
-          schedules = result.iterations;
-          break;
+      // Every model of the scheme shallow first, then deep: most faults fall within a few
+      // schedules of the right model, which need not be the first one registered. (Random
+      // schedules are the same sequence either way: a deep run repeats the shallow one first.)
+      const unsigned long shallow = std::min(c.run.iterations, 1000ul);
+      for (const unsigned long budget : {shallow, c.run.iterations}) {
+        o.iterations = budget;
+        for (const model_entry& m : r.models) {
+          if (m.scheme != scheme || m.name.find(c.model) == std::string::npos) continue;
+          any = true;
+          const outcome result = m.run(o);
+          if (result.failed) {
+            killer = m.name;
+            schedules = result.iterations;
+            break;
+          }
         }
+        if (!killer.empty() || budget == c.run.iterations) break;
       }
       if (!any) continue;
       ++total;
