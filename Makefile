@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # The two commands of the README. Everything else is CMake presets (CMakePresets.json).
 #   make bench   install what is missing, build the lab (release), run the default comparison
 #   make test    install what is missing, build and run the tests: the lab preset (the lab, tools,

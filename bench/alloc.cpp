@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "alloc.hpp"
 
 #include <dlfcn.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Allocators: which malloc is in effect in this process, found by asking the allocators themselves
 // (each one that can be loaded exports a function of its own, and whichever answers is the one
 // malloc resolves to: it was linked in or preloaded ahead of libc), and where the distribution's

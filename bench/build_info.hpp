@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // What the lab knows about its own build.
 #pragma once
 #include <string_view>

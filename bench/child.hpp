@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // One trial in a fresh child process under a chosen allocator. An allocator must be in effect from
 // the first malloc of the process, so the lab re-executes itself (/proc/self/exe) with the
 // allocator's shared object first in LD_PRELOAD and hidden flags naming the one trial to run. The

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Temporary files a run must not leave behind: the timeline's FILE.tmpPID and the rows file of the
 // trial a child process runs, FILE.tmpPID.child (timeline_file.hpp). The lab removes them itself
 // when it ends normally or with an error. When a signal that ends a process by default (SIGINT,

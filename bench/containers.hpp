@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The containers the lab runs, each a name, the library template it instantiates per scheme, its
 // kind (the workload its trials run: registry.hpp), and the bytes a key takes in it: its nodes with
 // the schemes' 16-byte retire hook (node_base), without the allocator's own overhead, so a floor
@@ -52,6 +53,9 @@ struct hm_list {
   using type = reclaim::ds::hm_list<std::int64_t, Scheme>;
 };
 
+// Under nbr and nbr_plus hm_list and hm_hashmap are the types of hm_list_restart and
+// hm_hashmap_restart (they pick the restart themselves); under every other scheme the lab runs
+// both forms under both names.
 struct hm_hashmap {
   static constexpr std::string_view name = "hm_hashmap";
   static constexpr workload kind = workload::set;

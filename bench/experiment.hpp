@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Experiment files: `reclaim-bench --experiment experiments/NAME.toml` (format: experiments/README.md).
 // An experiment is a title, the paper's figure or table it reproduces, one JSON Lines output, and
 // one or more [[run]] tables. Each [[run]] is a command-line sweep: its keys are the lab's flags

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Writes OUTPUT, a C++ file defining reclaim_bench::git_commit(), from `git describe --always
 # --dirty` in SOURCE_DIR ("unknown" outside a git checkout). Run with cmake -P on every build; the
 # file is rewritten only when the value changes, so its timestamp (and the link) stay put otherwise.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Per-operation latency, sampled: a worker times one operation in about `mean_gap` (the gap drawn
 // at random, so that the samples do not fall into step with a scheme's own period, such as debra's
 // check every 20 operations) and adds it to a histogram of its own; the trial merges the workers'

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // reclaim-bench, the lab: runs the sweep given on the command line (see options.hpp), or the sweeps
 // of an experiment file (experiment.hpp), one trial at a time, and reports each trial as a table
 // row and a JSON line; --dry-run lists the trials instead. Exit status: 0 if every trial

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The process's memory and the machine's, from /proc (Linux).
 #pragma once
 #include <cstdint>

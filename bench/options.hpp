@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The lab's command line: its flags, and their parsing and validation (bench/README.md).
 #pragma once
 #include <cstddef>

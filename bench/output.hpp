@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // What the lab writes: JSON Lines records, the tables on stdout, the failure and progress lines on
 // stderr, and the `list` report.
 #pragma once

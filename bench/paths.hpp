@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The output files of a run (--out, --timeline, an experiment's `out` and timelines), checked
 // before the first trial: a path that cannot take the lab's output is bad input, refused before
 // anything is written, not found out after every trial ran (or never: renaming the timeline over a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Peers in the lab: other libraries' reclamation schemes with their own containers of the same
 // algorithms, run through the same workload as our pairs (set_workload in trial.hpp: the same
 // prefill, key stream, validation and JSON line), so that a ratio of ours to theirs compares the
@@ -6,9 +7,9 @@
 // peers_libcds.cpp register them, named LIBRARY:SCHEME (xenium:ebr, libcds:hp).
 //
 // A peer's container is wrapped in a set with our containers' interface (insert, erase, contains,
-// size, key_sum, well_formed; int64 keys). What a peer cannot give the lab: its reclamation
-// counters (retired, freed, pending, pauses: 0 in its JSON lines), --stall (refused: a stalled
-// operation is a guard of our schemes) and timeline events of its own.
+// unsafe_size, unsafe_key_sum, unsafe_well_formed; int64 keys). What a peer cannot give the lab:
+// its reclamation counters (retired, freed, pending, pauses: 0 in its JSON lines), --stall
+// (refused: a stalled operation is a guard of our schemes) and timeline events of its own.
 #pragma once
 #include <algorithm>
 #include <cstdint>

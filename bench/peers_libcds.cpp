@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // libcds (libcds-dev) as a peer: MichaelList (hm_list), LazyList (lazy_list) and MichaelHashSet
 // over MichaelList (hm_hashmap, 2^14 buckets as ours) under its hazard pointers, named libcds:hp
 // (cds::gc::HP, Michael's scheme) and libcds:dhp (cds::gc::DHP, dynamic hazard pointers, the
@@ -86,9 +87,9 @@ class libcds_set {
     attach_this_thread();
     return set_.contains(k);
   }
-  std::size_t size() { return static_cast<std::size_t>(scan().size); }
-  std::int64_t key_sum() { return scan().key_sum; }
-  bool well_formed() { return scan().well_formed; }
+  std::size_t unsafe_size() { return static_cast<std::size_t>(scan().size); }
+  std::int64_t unsafe_key_sum() { return scan().key_sum; }
+  bool unsafe_well_formed() { return scan().well_formed; }
 
  private:
   static Set make() {

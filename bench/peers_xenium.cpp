@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // xenium (libxenium-dev) as a peer: its Harris-Michael list and hash map under each of its
 // reclaimers, as shipped (default policies), named xenium:SCHEME after the scheme of ours each
 // one is: ebr (epoch_based), ner (new_epoch_based), debra, qsbr (quiescent_state_based), hp
@@ -51,9 +52,9 @@ class xenium_set {
     [[maybe_unused]] region r;
     return set_.contains(k);
   }
-  std::size_t size() { return static_cast<std::size_t>(scan().size); }
-  std::int64_t key_sum() { return scan().key_sum; }
-  bool well_formed() { return scan().well_formed; }
+  std::size_t unsafe_size() { return static_cast<std::size_t>(scan().size); }
+  std::int64_t unsafe_key_sum() { return scan().key_sum; }
+  bool unsafe_well_formed() { return scan().well_formed; }
 
  private:
   using region = typename Reclaimer::region_guard;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The workload of a pool container, a stack (treiber_stack) or a queue (ms_queue): every worker
 // pushes and pops, and every value names its producer and the producer's sequence number, so that
 // the end of the trial can check that what came out is exactly what went in.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Registration of one scheme with every container; included only by the generated per-scheme
 // translation units (scheme.cpp.in), which is where the trial runner gets instantiated.
 #pragma once

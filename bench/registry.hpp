@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The lab's registry: every scheme, every container, and for each (container, scheme) pair either a
 // function that runs one trial or the container's reason for refusing the scheme. It is filled by
 // the generated per-scheme translation units (bench/CMakeLists.txt, scheme.cpp.in) from the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Random numbers for the workload: xoshiro256** streams seeded through splitmix64 (Blackman and
 // Vigna), cheap enough that the generator does not show in the throughput.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // What stops a trial part way through: one of its threads (a worker, a prefill or a stalled thread)
 // could not be created (RLIMIT_NPROC, no address space for its stack), or threw (an allocation
 // failed). An exception that leaves a thread ends the process (std::terminate), and a thread that

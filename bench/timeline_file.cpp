@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "timeline_file.hpp"
 
 #include <unistd.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The --timeline file: every trial's timeline events (reclaim/core/timeline.hpp) as one CSV file
 // with the header
 //   ds,scheme,alloc,threads,trial,thread,event,start_ns,end_ns,value

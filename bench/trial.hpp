@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // One trial of one (container, scheme) pair: a fresh domain and container, a prefill, T workers
 // running the container's workload for the configured time, then validation of what is left
 // against what the successful operations did. The workload depends on the container's kind: a set
@@ -370,9 +371,9 @@ class set_workload {
     result.latency = latency.summary();
     result.expected_size = expected.count;
     result.expected_key_sum = expected.key_sum;
-    result.final_size = static_cast<std::int64_t>(ds_.size());
-    result.final_key_sum = ds_.key_sum();
-    result.well_formed = ds_.well_formed();
+    result.final_size = static_cast<std::int64_t>(ds_.unsafe_size());
+    result.final_key_sum = ds_.unsafe_key_sum();
+    result.well_formed = ds_.unsafe_well_formed();
   }
 
  private:

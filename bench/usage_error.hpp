@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Bad input to the lab. main() prints "reclaim-bench: <what>" as one line and exits with status 2;
 // nothing has been written by then, because every argument is checked before the output file is
 // opened.

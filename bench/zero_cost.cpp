@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // reclaim-zero-cost: checks that the reclamation layer costs nothing where a scheme needs no call.
 //
 // It runs each list under `none` and under `calls_compiled_out`, a scheme whose guard, protect and

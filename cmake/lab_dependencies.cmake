@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # What the lab (RECLAIM_BUILD_BENCH) and the tests (RECLAIM_BUILD_TESTS) need beyond the library,
 # which itself needs only a C++20 compiler and pthreads. Everything is looked for quietly first, so
 # that a machine without the lab's packages gets one message naming all that is missing and the way
@@ -32,6 +33,7 @@ if(reclaim_missing)
   message(FATAL_ERROR "reclaim: the lab and the tests need packages that were not found:\n"
     "  ${missing_lines}\n"
     "Install them (Debian/Ubuntu: scripts/deps.sh test), or configure the library alone "
-    "(headers, install, find_package, pkg-config), which needs none of them:\n"
+    "(headers, install, find_package, pkg-config), which needs none of them: the default, "
+    "with RECLAIM_BUILD_BENCH and RECLAIM_BUILD_TESTS off:\n"
     "  cmake -B build -DRECLAIM_BUILD_BENCH=OFF -DRECLAIM_BUILD_TESTS=OFF")
 endif()

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // What both config-pointer examples run and check, so that each example file shows only its
 // facade: three reader threads read the configuration in a loop and check its fields, a writer
 // thread replaces it every 50 microseconds for 200 ms, and afterwards a barrier must leave every

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // A configuration pointer with C++26-shaped hazard pointers (reclaim/std/hazard_pointer.hpp):
 // reader threads read the current configuration often, a writer replaces it now and then, and the
 // replaced one is deleted once no reader holds it. Run under hp<> and hp_af (hp with an amortized

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // A configuration pointer with C++26-shaped RCU (reclaim/std/rcu.hpp): reader threads read the
 // current configuration often inside a region of RCU protection (std::scoped_lock on the domain),
 // a writer replaces it now and then, and the replaced one is deleted once every region that may

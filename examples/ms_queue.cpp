@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Producers enqueue numbered values on a lock-free FIFO queue while consumers dequeue them, under
 // hp (hazard pointers) and nbr_plus (neutralization): the same code for both. Exits 1 unless every
 // value is dequeued exactly once, each consumer sees each producer's values in the order they were

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // What the stack and queue examples share: producers push numbered values on a container of `long`
 // (a treiber_stack or an ms_queue) while consumers pop them, at once.
 #pragma once

@@ -1,7 +1,8 @@
+// SPDX-License-Identifier: MIT
 // A read-through cache from std::string to std::string on a lock-free hash map, shared by threads
 // that get, fill and evict entries at once. The cache is written once, for any scheme; main runs it
-// under debra (epochs), hp (hazard pointers) and nbr_plus (neutralization, which needs the map form
-// whose read phases restart from the bucket head, hm_hashmap_restart). Exits 1 if a get ever
+// under debra (epochs), hp (hazard pointers) and nbr_plus (neutralization, under which hm_hashmap
+// restarts its read phases from the bucket head by itself). Exits 1 if a get ever
 // returns a wrong value or if what the threads evicted is not all freed in the end.
 #include <reclaim/reclaim.hpp>
 
@@ -75,14 +76,12 @@ bool run(const char* scheme_name) {
 
 template <class Scheme>
 using map = reclaim::ds::hm_hashmap<std::string, std::string, Scheme>;
-template <class Scheme>
-using restarting_map = reclaim::ds::hm_hashmap_restart<std::string, std::string, Scheme>;
 
 }  // namespace
 
 int main() {
   bool ok = run<map<reclaim::debra<>>>("debra");
   ok &= run<map<reclaim::hp<>>>("hp");
-  ok &= run<restarting_map<reclaim::nbr_plus<>>>("nbr_plus");
+  ok &= run<map<reclaim::nbr_plus<>>>("nbr_plus");
   return ok ? 0 : 1;
 }

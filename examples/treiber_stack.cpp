@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Producers push numbered values on a lock-free stack while consumers pop them, under debra
 // (epochs) and hp (hazard pointers): the same code for both. Exits 1 unless every value pushed is
 // popped exactly once and every popped node is freed in the end.

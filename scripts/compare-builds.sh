@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Runs two builds of the lab on one sweep, trial by trial in alternating order (before, after;
 # then after, before; ...), so that the machine's drift falls on both alike, and prints the
 # throughput ratios after / before per point (python -m reclaim_tools compare).

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Installs the Debian/Ubuntu packages that `make bench` or `make test` needs, when they are missing.
 # As root it runs apt-get; otherwise it prints the one line to run and fails.
 #   scripts/deps.sh bench|test
@@ -16,8 +17,8 @@ peers=(libxenium-dev libcds-dev)
 # python3-venv: .venv for the tools (pandas, matplotlib from PyPI; tools/requirements.txt).
 python=(python3 python3-venv)
 # pkg-config: tests/packaging compiles a program with the installed reclaim.pc. relacy-dev: the
-# model checker of tests/verify.
-test=(libgtest-dev pkg-config relacy-dev)
+# model checker of tests/verify. python3-clang: libclang for scripts/api_reference.py (docs.api).
+test=(libgtest-dev pkg-config relacy-dev python3-clang)
 
 case "${1:-}" in
   bench) wanted=("${build[@]}" "${bench[@]}" "${allocators[@]}" "${peers[@]}" "${python[@]}") ;;

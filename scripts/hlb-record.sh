@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Paper 004 (Dice, Herlihy, Kogan), Figure 13, by trace-driven simulation as its section 7.3 did
 # with Pin: every store of the lab's lazy_list and lazy_skiplist under hp, recorded by valgrind's
 # lackey, hazard-slot stores marked, replayed through a 32-line store buffer and hazard lookaside
@@ -32,7 +33,7 @@ experiment=$(realpath "$experiment")
 out=$(realpath -m "$out")
 
 cd "$root"
-cmake -S . -B build/hlb -G Ninja -DCMAKE_BUILD_TYPE=Release -DRECLAIM_BUILD_TESTS=OFF \
+cmake -S . -B build/hlb -G Ninja -DCMAKE_BUILD_TYPE=Release -DRECLAIM_BUILD_BENCH=ON \
   -DCMAKE_CXX_FLAGS=-g -DCMAKE_EXE_LINKER_FLAGS=-no-pie \
   "-DRECLAIM_BENCH_ONLY_SCHEMES=none;hp" >/dev/null
 cmake --build build/hlb --target reclaim-bench

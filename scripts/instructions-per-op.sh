@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Instructions per operation of containers under schemes, counted by callgrind: deterministic,
 # unlike timings on a shared 2-core machine. Builds scripts/ops_driver.cpp against INCLUDE
 # (default: this checkout's include/; point it at another checkout's to compare versions), runs

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Runs N operations (50% inserts, 50% erases, keys from one xorshift stream) on one container
 // under one scheme, on one thread: the workload scripts/instructions-per-op.sh counts with
 // callgrind. Usage: ops_driver CONTAINER SCHEME N, CONTAINER hm_hashmap (20K keys), lazy_list,

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Renders an HTML report (python -m reclaim_tools report, `make bench`'s results/report.html) to a
 # PNG with the distribution's headless Chromium, to see the page as a browser shows it.
 #   scripts/screenshot-report.sh [REPORT.html [OUT.png [HEIGHT]]]

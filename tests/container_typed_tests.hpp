@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The typed tests every (container, scheme) pair runs: sequential semantics against std::set, and
 // concurrent stress with validation of the final contents and of the reclamation counters; and the
 // container half of the lifecycle torture suite (container_lifecycle), run for every scheme that
@@ -20,8 +21,8 @@ TYPED_TEST_P(container, behaves_like_std_set_sequentially) {
   typename C::domain_type domain;
   C set(domain);
   EXPECT_EQ(set.size(), 0u);
-  EXPECT_EQ(set.key_sum(), 0);
-  EXPECT_TRUE(set.well_formed());
+  EXPECT_EQ(set.unsafe_key_sum(), 0);
+  EXPECT_TRUE(set.unsafe_well_formed());
 
   std::set<std::int64_t> model;
   rng r(2024);
@@ -49,8 +50,9 @@ TYPED_TEST_P(container, behaves_like_std_set_sequentially) {
   std::int64_t sum = 0;
   for (auto k : model) sum += k;
   EXPECT_EQ(set.size(), model.size());
-  EXPECT_EQ(set.key_sum(), sum);
-  EXPECT_TRUE(set.well_formed());
+  EXPECT_EQ(set.unsafe_size(), model.size()) << "the counter and the walk agree";
+  EXPECT_EQ(set.unsafe_key_sum(), sum);
+  EXPECT_TRUE(set.unsafe_well_formed());
   for (std::int64_t k = -70; k < 70; ++k) EXPECT_EQ(set.contains(k), model.count(k) == 1) << k;
   // Every successful erase retires its node(s) exactly once, and nothing else is retired (the
   // trees that retire on inserts and rebalancing: within their bounds).
@@ -73,15 +75,15 @@ TYPED_TEST_P(container, extreme_keys_are_ordinary_members) {
     EXPECT_TRUE(set.contains(k));
   }
   EXPECT_EQ(set.size(), 3u);
-  EXPECT_TRUE(set.well_formed());
+  EXPECT_TRUE(set.unsafe_well_formed());
   EXPECT_TRUE(set.erase(min_key));
   EXPECT_FALSE(set.contains(min_key));
   EXPECT_TRUE(set.contains(max_key));
   EXPECT_TRUE(set.erase(max_key));
   EXPECT_FALSE(set.erase(max_key));
   EXPECT_EQ(set.size(), 1u);
-  EXPECT_EQ(set.key_sum(), 0);
-  EXPECT_TRUE(set.well_formed());
+  EXPECT_EQ(set.unsafe_key_sum(), 0);
+  EXPECT_TRUE(set.unsafe_well_formed());
 }
 
 TYPED_TEST_P(container, concurrent_updates_keep_contents_consistent_2_threads_64_keys) {
@@ -159,9 +161,10 @@ TYPED_TEST_P(container, readers_racing_with_erasers_never_see_a_freed_node) {
   tally total;
   for (const tally& m : eraser_tallies) total += m;
   EXPECT_GT(total.erases, 0u);
-  EXPECT_TRUE(set.well_formed());
+  EXPECT_TRUE(set.unsafe_well_formed());
   EXPECT_EQ(set.size(), static_cast<std::size_t>(stable_count + total.count));
-  EXPECT_EQ(set.key_sum(), stable_sum + total.sum);
+  EXPECT_EQ(set.unsafe_size(), static_cast<std::size_t>(stable_count + total.count));
+  EXPECT_EQ(set.unsafe_key_sum(), stable_sum + total.sum);
   check_reclamation_counters<C>(domain, total.erases, 5,
                                 static_cast<std::uint64_t>(stable_count + total.count) +
                                     total.erases);
@@ -219,9 +222,9 @@ TYPED_TEST_P(container_lifecycle, short_lived_threads_keep_contents_exact_and_th
     for (auto& th : threads) th.join();
   }
   for (const tally& m : tallies) total += m;
-  EXPECT_TRUE(set.well_formed());
+  EXPECT_TRUE(set.unsafe_well_formed());
   EXPECT_EQ(set.size(), static_cast<std::size_t>(total.count));
-  EXPECT_EQ(set.key_sum(), total.sum);
+  EXPECT_EQ(set.unsafe_key_sum(), total.sum);
   const reclaim::stats s = domain.stats();
   EXPECT_LE(s.records, 3u) << "records of exited threads are reused";
   // Only what the last waves retired may still wait, however many waves ran.
@@ -258,9 +261,9 @@ TYPED_TEST_P(container_lifecycle, sixty_four_threads_on_two_cores_keep_contents_
   start.open();
   for (auto& th : threads) th.join();
   for (const tally& m : tallies) total += m;
-  EXPECT_TRUE(set.well_formed());
+  EXPECT_TRUE(set.unsafe_well_formed());
   EXPECT_EQ(set.size(), static_cast<std::size_t>(total.count));
-  EXPECT_EQ(set.key_sum(), total.sum);
+  EXPECT_EQ(set.unsafe_key_sum(), total.sum);
   EXPECT_GT(total.erases, 0u);
   check_reclamation_counters<C>(domain, total.erases, thread_count + 1,
                                 static_cast<std::uint64_t>(total.count) + total.erases);
@@ -318,9 +321,9 @@ TYPED_TEST_P(container_lifecycle, thread_exit_and_nested_operations_keep_content
       EXPECT_EQ(exit_tallies[t].ops, 16u)
           << "thread " << t << "'s thread_local destructor did not run";
     }
-    EXPECT_TRUE(set.well_formed());
+    EXPECT_TRUE(set.unsafe_well_formed());
     EXPECT_EQ(set.size(), static_cast<std::size_t>(total.count));
-    EXPECT_EQ(set.key_sum(), total.sum);
+    EXPECT_EQ(set.unsafe_key_sum(), total.sum);
     const reclaim::stats s = domain.stats();
     // The shared node and each thread's exit node, besides what the container retired.
     ASSERT_GE(s.retired, 1u + thread_count);

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The promises of the Crystalline schemes beyond the generic suites: garbage stays bounded while a
 // thread stalls inside an operation holding a protection (only batches with a node born by the
 // stalled era are kept, and young nodes are not kept for sharing a batch with an old one), the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // abtree under the representative schemes that can protect it (container_suite.hpp), through the
 // typed container suite and its lifecycle half; then what only it does: LLX and SCX themselves
 // (detail/llx_scx.hpp), the (a,b) shape, and the leaves every update replaces.
@@ -130,16 +131,16 @@ TEST(abtree, every_update_replaces_its_leaf_and_a_full_leaf_splits_under_a_new_r
   const std::int64_t b = tree::max_degree;
   for (std::int64_t k = 0; k < b; ++k) ASSERT_TRUE(t.insert(k));
   EXPECT_EQ(domain.stats().retired, static_cast<std::uint64_t>(b)) << "one leaf per insert";
-  auto s = t.shape();
+  auto s = t.unsafe_shape();
   EXPECT_EQ(s.leaves, 1u);
   EXPECT_EQ(s.height, 0u) << "b keys fit in the root leaf";
   ASSERT_TRUE(t.insert(b));  // overflow: a root over two half-full leaves
-  s = t.shape();
+  s = t.unsafe_shape();
   EXPECT_EQ(s.leaves, 2u);
   EXPECT_EQ(s.internal_nodes, 1u);
   EXPECT_EQ(s.height, 1u);
   EXPECT_EQ(domain.stats().retired, static_cast<std::uint64_t>(b + 1));
-  EXPECT_TRUE(t.well_formed());
+  EXPECT_TRUE(t.unsafe_well_formed());
   ASSERT_TRUE(t.erase(0));
   EXPECT_EQ(domain.stats().retired, static_cast<std::uint64_t>(b + 2));
 }
@@ -151,31 +152,31 @@ TEST(abtree, ascending_keys_keep_every_leaf_at_one_depth_and_every_node_within_a
   for (std::int64_t k = 0; k < n; ++k) {
     ASSERT_TRUE(t.insert(k));
     if (k % 997 == 0) {
-      ASSERT_TRUE(t.well_formed()) << "after " << k;
+      ASSERT_TRUE(t.unsafe_well_formed()) << "after " << k;
     }
   }
-  ASSERT_TRUE(t.well_formed());
+  ASSERT_TRUE(t.unsafe_well_formed());
   EXPECT_EQ(t.size(), static_cast<std::size_t>(n));
-  EXPECT_EQ(t.key_sum(), n * (n - 1) / 2);
+  EXPECT_EQ(t.unsafe_key_sum(), n * (n - 1) / 2);
   // Every node but the root holds at least a = 4: the height is at most log_4 of the leaves, plus
   // the root's level.
-  const auto s = t.shape();
+  const auto s = t.unsafe_shape();
   std::size_t bound = 1;
   for (std::size_t leaves = 1; leaves < s.leaves; leaves *= tree::min_degree) ++bound;
   EXPECT_LE(s.height, bound);
   // Erasing every other key, then the rest: joins and distributions all the way down to one leaf.
   for (std::int64_t k = 0; k < n; k += 2) ASSERT_TRUE(t.erase(k));
-  ASSERT_TRUE(t.well_formed());
+  ASSERT_TRUE(t.unsafe_well_formed());
   for (std::int64_t k = 1; k < n; k += 2) {
     ASSERT_TRUE(t.erase(k));
     if (k % 1001 == 0) {
-      ASSERT_TRUE(t.well_formed()) << "after erasing " << k;
+      ASSERT_TRUE(t.unsafe_well_formed()) << "after erasing " << k;
     }
   }
   EXPECT_EQ(t.size(), 0u);
-  EXPECT_EQ(t.shape().leaves, 1u);
-  EXPECT_EQ(t.shape().height, 0u) << "an empty tree is one empty root leaf";
-  EXPECT_TRUE(t.well_formed());
+  EXPECT_EQ(t.unsafe_shape().leaves, 1u);
+  EXPECT_EQ(t.unsafe_shape().height, 0u) << "an empty tree is one empty root leaf";
+  EXPECT_TRUE(t.unsafe_well_formed());
 }
 
 }  // namespace

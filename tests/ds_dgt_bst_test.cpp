@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // dgt_bst under the representative schemes that can protect it (container_suite.hpp), through
 // the typed container suite and its lifecycle half; the pairs come from the library's
 // declarations (reclaim::protects), as the lab derives its applicability matrix.

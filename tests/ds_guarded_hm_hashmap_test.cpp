@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // guarded_hm_hashmap (Michael's hash table written with guard_ptr, paper 003's HashMap benchmark)
 // through the typed container suite, as a set of int64 keys, under the representative schemes
 // that serve guard_ptr (nbr_plus does not). Its buckets are guarded_hm_list's algorithm

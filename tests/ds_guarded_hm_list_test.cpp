@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // guarded_hm_list (the Harris-Michael list written with guard_ptr) through the typed container
 // suite, under the representative schemes that serve guard_ptr (nbr_plus does not:
 // protects<Scheme, Container> leaves it out). Its algorithm is hm_list's, which

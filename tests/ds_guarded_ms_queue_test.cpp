@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // guarded_ms_queue (the queue written with guard_ptr) under the representative schemes that serve
 // guard_ptr, through the typed pool suite (pool_typed_tests.hpp); the schemes come from the
 // library's declarations (reclaim::protects), so nbr_plus, which cannot serve guard_ptr, drops out.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // harris_list_map with std::string keys and values under the representative schemes that protect it
 // (container_suite.hpp), through the string-keyed map suite (map_suite.hpp).
 #include "map_suite.hpp"

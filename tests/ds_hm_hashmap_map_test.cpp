@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // hm_hashmap with std::string keys and values under every scheme that protects it, through the
 // string-keyed map suite (map_suite.hpp).
 #include "map_suite.hpp"

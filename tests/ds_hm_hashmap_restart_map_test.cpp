@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // hm_hashmap_restart with std::string keys and values under every scheme that protects it (nbr and
 // nbr_plus included), through the string-keyed map suite (map_suite.hpp).
 #include "map_suite.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // hm_list, a reference container (container_suite.hpp): the typed container suite under the
 // variants listed here, and its lifecycle half under every scheme that can protect it; a pair
 // that cannot be protected would not compile (protects<Scheme, Container>).

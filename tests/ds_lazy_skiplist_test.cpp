@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // lazy_skiplist under the representative schemes that can protect it (container_suite.hpp), each
 // sized for it as in the lab (hp with slots<14>, nbr_plus with slots<13>:
 // reclaim::sized_for), through the typed container suite and its lifecycle half. Every check of

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // ms_queue under every scheme that can protect it, through the typed pool suite
 // (pool_typed_tests.hpp); the schemes come from the library's declarations (reclaim::protects).
 #include "pool_typed_tests.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // occ_avl under the representative schemes that can protect it (container_suite.hpp), through the
 // typed container suite and its lifecycle half; then what only it does: routing nodes (the erase
 // that frees nothing) and AVL balance.
@@ -33,23 +34,23 @@ TEST(occ_avl, erasing_a_key_with_two_children_frees_nothing_and_an_insert_revive
   EXPECT_EQ(domain.stats().retired, 0u) << "the node stays as a routing node";
   EXPECT_FALSE(t.contains(2));
   EXPECT_FALSE(t.erase(2));
-  auto s = t.shape();
+  auto s = t.unsafe_shape();
   EXPECT_EQ(s.nodes, 3u);
   EXPECT_EQ(s.routing_nodes, 1u);
-  EXPECT_TRUE(t.well_formed());
+  EXPECT_TRUE(t.unsafe_well_formed());
   ASSERT_TRUE(t.insert(2));  // back into the routing node: no new node
-  EXPECT_EQ(t.shape().nodes, 3u);
-  EXPECT_EQ(t.shape().routing_nodes, 0u);
+  EXPECT_EQ(t.unsafe_shape().nodes, 3u);
+  EXPECT_EQ(t.unsafe_shape().routing_nodes, 0u);
   // A leaf goes at once; a routing node goes when it comes down to one child.
   ASSERT_TRUE(t.erase(2));
   ASSERT_TRUE(t.erase(1));
   EXPECT_EQ(domain.stats().retired, 2u)
       << "the leaf 1, then the routing node 2 left with one child";
-  s = t.shape();
+  s = t.unsafe_shape();
   EXPECT_EQ(s.nodes, 1u);
   EXPECT_EQ(s.routing_nodes, 0u);
   EXPECT_TRUE(t.contains(3));
-  EXPECT_TRUE(t.well_formed());
+  EXPECT_TRUE(t.unsafe_well_formed());
 }
 
 TEST(occ_avl, ascending_and_descending_keys_stay_within_the_avl_height_bound) {
@@ -60,15 +61,15 @@ TEST(occ_avl, ascending_and_descending_keys_stay_within_the_avl_height_bound) {
     ASSERT_TRUE(t.insert(k));
     ASSERT_TRUE(t.insert(-k - 1));
     if (k % 997 == 0) {
-      ASSERT_TRUE(t.well_formed()) << "after " << k;
+      ASSERT_TRUE(t.unsafe_well_formed()) << "after " << k;
     }
   }
-  ASSERT_TRUE(t.well_formed());
+  ASSERT_TRUE(t.unsafe_well_formed());
   // An AVL tree of m nodes is at most 1.44 log2(m + 2) high.
-  const double m = static_cast<double>(t.shape().nodes);
-  EXPECT_LE(static_cast<double>(t.shape().height), 1.4405 * std::log2(m + 2));
+  const double m = static_cast<double>(t.unsafe_shape().nodes);
+  EXPECT_LE(static_cast<double>(t.unsafe_shape().height), 1.4405 * std::log2(m + 2));
   for (std::int64_t k = 0; k < n; k += 3) ASSERT_TRUE(t.erase(k));
-  EXPECT_TRUE(t.well_formed());
+  EXPECT_TRUE(t.unsafe_well_formed());
   EXPECT_EQ(t.size(), static_cast<std::size_t>(2 * n - (n + 2) / 3));
 }
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // treiber_stack under the representative schemes that can protect it, through the typed pool suite
 // (pool_typed_tests.hpp); the schemes come from the library's declarations (reclaim::protects).
 #include "pool_typed_tests.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // What the era schemes (he, ibr, wfe) promise beyond the typed suites: a thread stalled inside an
 // operation holding a protection keeps bounded garbage (the nodes born before its reservation,
 // plus each thread's scan interval) and never loses the node it protects; a node made without

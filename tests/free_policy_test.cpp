@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The free policies (batch, amortized_free<K>, adaptive_free), checked through real schemes: what is
 // freed when, that everything is freed in the end, that the stats add up, and that the adaptive K
 // follows the retire rate.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Grace periods, barriers, flush and deleter objects on every scheme: domain.retire(node, deleter)
 // from any thread, synchronize() waiting for the operations that began before it (and not for
 // later ones), barrier() freeing what busy, idle and exited threads retired, try_ forms that give

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The promises of the hazard-pointer family beyond the generic scheme suite (which runs every
 // member too): garbage stays bounded while a thread stalls, holding protections or only the epoch
 // (epoch_pop), and while threads come and go; protected reads racing with scans never see a freed

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The promises of the Hyaline schemes beyond the generic suites: a stalled thread holds a bounded
 // amount of garbage under the robust variants (hyaline_s, hyaline_1s), and no young node merely for
 // sharing a batch with an old one, and everything retired since it stalled under the others

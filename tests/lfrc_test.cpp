@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // lfrc's own promises, beyond what every scheme promises (scheme_test.cpp): a node goes with its
 // last reference, garbage is exactly what threads hold, node memory is type-stable (reused as
 // nodes, by the domain first, never given back), and a count taken through a stale pointer is

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The replaced global allocation functions of reclaim_oom_tests (oom_support.hpp). Only the
 // throwing and nothrow forms of operator new are replaced; operator delete stays the library's,
 // which frees what malloc gave.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Out of memory on chosen threads: the reclaim_oom_tests executable replaces the global operator
 // new (oom_support.cpp) with one that fails, throwing std::bad_alloc (or returning nullptr for the
 // nothrow forms), while the calling thread holds a failing_allocations scope. Other threads, and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Out of memory on chosen threads (oom_support.hpp), under every scheme whose retire, scan or exit
 // used scratch memory (snapshots of hazards, reservations or eras, lists of readers to signal or
 // ping, headers to hand garbage over): a retire takes its node whatever the allocator says and

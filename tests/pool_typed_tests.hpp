@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The typed tests of the pool containers (treiber_stack, ms_queue, guarded_ms_queue), run for every
 // scheme that protects them: sequential order against std::deque, non-trivial values (each moved
 // out once and destroyed once, those left in the container included), a concurrent stress in which

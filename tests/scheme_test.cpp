@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The promises every reclamation scheme makes, checked for each scheme by typed tests: add a scheme
 // to the lists below and it runs the whole suite.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Stamp-it's own promises, beyond what every scheme promises (scheme_test.cpp): the Stamp Pool's
 // invariants (stamps, the last one, the tail stamp), links that carry a version tag in every
 // spare bit, a node that waits only for the threads inside when it was retired, the last thread

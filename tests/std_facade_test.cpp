@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The C++26-shaped facades (include/reclaim/std/) against what the proposals specify, in our
 // words: hazard pointers (P2530) over the hazard-pointer schemes, read-copy update (P2545) over
 // the epoch schemes. Each object counts its deletion, so that "not freed yet" and "freed once" are
@@ -322,6 +323,66 @@ TYPED_TEST(hazard_pointer_facade, config_pointer_stress) {
   EXPECT_EQ(s.freed, s.retired);
 }
 
+// barrier() returns once everything retired before it is freed. An object that the calling
+// thread's own hazard_pointer still protects could never be (folly's hazptr_cleanup returns and
+// leaves it pending): stopped in every build instead of hanging, naming the fix. synchronize()
+// waits for operations only, which a hazard_pointer is not: it returns, the object kept.
+TYPED_TEST(hazard_pointer_facade, barrier_beside_the_callers_own_hazard_pointer_is_named) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  using node = typename TestFixture::node;
+  static std::atomic<long> deleted{0};
+  EXPECT_DEATH(
+      {
+        std::atomic<node*> src{new node(3, deleted)};
+        auto h = cxx26::make_hazard_pointer<TypeParam>();
+        (void)h.protect(src);
+        src.exchange(nullptr)->retire();
+        this->domain().barrier();
+      },
+      "barrier\\(\\) would wait for ever: a guard_ptr or hazard_pointer of the calling thread "
+      "protects a node retired before the call; reset it .*hazard_pointer::reset_protection");
+}
+
+TYPED_TEST(hazard_pointer_facade, synchronize_beside_the_callers_own_hazard_pointer_returns) {
+  using node = typename TestFixture::node;
+  static std::atomic<long> deleted{0};
+  deleted = 0;
+  std::atomic<node*> src{new node(4, deleted)};
+  auto h = cxx26::make_hazard_pointer<TypeParam>();
+  node* p = h.protect(src);
+  src.exchange(nullptr)->retire();
+  this->domain().synchronize();
+  EXPECT_TRUE(this->domain().try_synchronize(settle));
+  EXPECT_EQ(deleted.load(), 0) << "freed while protected";
+  EXPECT_TRUE(p->intact());
+  h.reset_protection();
+  this->domain().barrier();
+  EXPECT_EQ(deleted.load(), 1);
+}
+
+#ifndef NDEBUG
+// Debug builds: a hazard_pointer's slot is its maker's thread's, wherever the object moved since;
+// used on another thread, the message names hazard_pointer (not the guard_ptr beneath it).
+TEST(hazard_pointer_misuse, use_on_another_thread_is_named) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  using node = config<hazard_facade<reclaim::hp<>>>;
+  static std::atomic<long> deleted{0};
+  EXPECT_DEATH(
+      {
+        std::atomic<node*> src{new node(5, deleted)};
+        cxx26::hazard_pointer h = cxx26::make_hazard_pointer();
+        std::thread([&] { (void)h.protect(src); }).join();
+      },
+      "hazard_pointer used on another thread than the one that made it");
+  EXPECT_DEATH(
+      {
+        cxx26::hazard_pointer h = cxx26::make_hazard_pointer();
+        std::thread([moved = std::move(h)]() mutable { moved.reset_protection(); }).join();
+      },
+      "hazard_pointer used on another thread than the one that made it");
+}
+#endif
+
 // ---------------------------------------------------------------------------------------------
 // RCU (P2545) over the epoch schemes, each test on a domain of its own.
 
@@ -423,6 +484,24 @@ TYPED_TEST(rcu_domain_facade, rcu_barrier_runs_every_deleter_scheduled_before_it
 
 // The writer retires through the base, through rcu_retire, and (every 16th swap) the classic way:
 // rcu_synchronize, then delete.
+// rcu_synchronize() or rcu_barrier() inside the caller's own region would wait for that region:
+// stopped in every build with a message that says to end it first, never a hang.
+TYPED_TEST(rcu_domain_facade, a_grace_period_inside_the_callers_own_region_is_named) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_DEATH(
+      {
+        std::scoped_lock region(this->dom);
+        cxx26::rcu_barrier(this->dom);
+      },
+      "would wait for its own operation; end it first");
+  EXPECT_DEATH(
+      {
+        std::scoped_lock region(this->dom);
+        cxx26::rcu_synchronize(this->dom);
+      },
+      "would wait for its own operation; end it first");
+}
+
 TYPED_TEST(rcu_domain_facade, config_pointer_stress) {
   using node = typename TestFixture::node;
   using deleter = typename TestFixture::deleter;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // What the scheme-level test files share beyond test_support.hpp (which the container test files
 // include too: what changes here rebuilds only the files that use it): the declaration of a typed
 // suite, a reader that holds a node while other threads retire it, readers racing with a writer

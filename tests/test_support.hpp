@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Shared helpers for the reclaim test suite: the scheme lists the typed tests run over, a node type
 // that reports its destruction, and how long stress tests run (shorter under sanitizers).
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The timeline recorder (core/timeline.hpp) and its hooks in the free policies and epoch schemes:
 // bounded buffers, per-thread events, batch and slow frees, epoch events, and silence when no
 // recorder is attached.

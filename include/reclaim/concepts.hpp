@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // What every scheme provides and what every container offers, so that one container source serves
 // every compatible scheme and the lab derives the applicability matrix from declarations alone.
 //
@@ -21,8 +22,11 @@
 
 namespace reclaim {
 
+// How a scheme decides that a retired node is safe to free, which says what it asks of a
+// container: S::family, printed by `reclaim-bench list` and in each trial's JSON line.
 enum class family { none, epoch, pointer, era, neutralization, reference_counting };
 
+// The family's name as the lab and messages print it ("reference counting", with a space).
 constexpr std::string_view to_string(family f) {
   switch (f) {
     case family::none: return "none";
@@ -55,6 +59,8 @@ enum needs : unsigned {
 inline constexpr needs all_needs[] = {needs_validated_reads, needs_restartable_read_phases,
                                       needs_allocated_nodes};
 
+// The name of one need, for messages and the applicability matrix; "nothing" for needs_nothing
+// and for a value that is not a single need.
 constexpr std::string_view to_string(needs n) {
   switch (n) {
     case needs_validated_reads: return "validated reads";
@@ -70,6 +76,8 @@ struct support {
   std::string_view why_not = {};
 };
 
+// What applies() answers: ok when the scheme can protect the container, and otherwise the
+// container's reason (the why_not of the first need it lacks).
 struct applicability {
   bool ok;
   std::string_view why_not = {};
@@ -104,9 +112,12 @@ constexpr applicability applies() {
   return {true};
 }
 
+// Scheme can protect Container: the container offers every need the scheme has (applies()).
 template <class Scheme, class Container>
 concept protects = applies<Scheme, Container>().ok;
 
+// A reclamation scheme: the names listed at the top of this header, a domain whose stats() can be
+// read, and a guard whose protect() reads a node pointer and which says whether it validates reads.
 template <class S>
 concept scheme = requires {
   typename S::domain;

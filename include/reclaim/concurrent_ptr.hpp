@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Paper 003's smart-pointer interface (section 2), over every scheme that can serve it:
 //
 //   concurrent_ptr<T, MarkBits>     an atomic marked pointer: the links of a structure. A "weak"
@@ -62,9 +63,11 @@ namespace reclaim {
 template <class T, unsigned MarkBits = 0>
 class concurrent_ptr {
  public:
+  // What it holds, loads and compares with: a T* with MarkBits mark bits in its low bits.
   using pointer = marked_ptr<T, MarkBits>;
 
   constexpr concurrent_ptr() noexcept = default;
+  // Holds p (with its mark) from the start; not atomic, as std::atomic's constructor is not.
   constexpr concurrent_ptr(pointer p) noexcept : value_(p) {}  // NOLINT: implicit, as std::atomic
   concurrent_ptr(const concurrent_ptr&) = delete;
   concurrent_ptr& operator=(const concurrent_ptr&) = delete;
@@ -114,9 +117,15 @@ struct protection_of<Scheme, false> {
       !std::is_same_v<Scheme, Scheme>,
       "reclaim::guard_ptr and reclaim::region_guard cannot serve nbr or nbr_plus: a guard_ptr "
       "outlives any read phase, and neutralization restarts a read phase from the root, so no "
-      "protection may survive it. Write the container with the scheme's guard, "
-      "RECLAIM_READ_PHASE(g) and g.write_phase(nodes...) (docs/writing-a-container.md).");
-  struct type {  // only so that the message above is the one error
+      "protection may survive it. Use the containers' calls, which open their own read phases: "
+      "map.find(key) (a copy of the value) or map.visit(key, f) instead of holding a found node "
+      "in a guard_ptr, set.contains(key), queue.pop() and stack.pop(); guarded_hm_hashmap, "
+      "guarded_hm_list and guarded_ms_queue are hm_hashmap, hm_list and ms_queue. A structure "
+      "of your own takes the scheme's guard, RECLAIM_READ_PHASE(g) and g.write_phase(nodes...) "
+      "(docs/writing-a-container.md).");
+  // Only so that the message above is the one error: every call guard_ptr and region_guard make
+  // compiles, and none runs (the program does not build).
+  struct type {
     struct region {
       template <class Domain>
       explicit region(Domain&) noexcept {}
@@ -124,6 +133,16 @@ struct protection_of<Scheme, false> {
     template <class Domain>
     explicit type(Domain&) noexcept {}
     explicit type(region&) noexcept {}
+    template <class P>
+    P protect(const core::atomic<P>& src, std::memory_order order) {
+      return src.load(order);
+    }
+    template <class P>
+    bool try_protect(P&, const core::atomic<P>&, std::memory_order) {
+      return false;
+    }
+    void reset_protection() noexcept {}
+    void retire(core::retired_hook*) {}
   };
 };
 
@@ -139,6 +158,8 @@ class guard_ptr {
   using protection = typename detail::protection_of<Scheme>::type;
 
  public:
+  // The pointer it holds (a T* with MarkBits mark bits), the concurrent_ptr it acquires from, and
+  // the domain whose protection it holds.
   using pointer = marked_ptr<T, MarkBits>;
   using source = concurrent_ptr<T, MarkBits>;
   using domain_type = typename Scheme::domain;
@@ -209,6 +230,8 @@ class guard_ptr {
     retire_then_reset(core::to_retired<Deleter>(held()));
   }
 
+  // The protected node (nullptr when empty), without the mark; valid until reset, reassignment or
+  // destruction. -> and * assert that the guard_ptr is not empty; mark() is the snapshot's mark.
   T* get() const noexcept { return ptr_.get(); }
   T* operator->() const noexcept {
     assert(ptr_ && "reclaim: guard_ptr dereferenced while empty");

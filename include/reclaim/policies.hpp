@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The home of the public policies: the named template parameters a user passes to a scheme
 // (`hp<slots<8>>`, `debra<check_every<20>, amortized_free<1>>`), in any order, with defaults for
 // what is not named. One definition each, and one word for one idea across every scheme that takes

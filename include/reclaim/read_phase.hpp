@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Read phases: where a neutralization-based scheme (nbr, nbr_plus) may restart a container's
 // operation. A container marks the start of each read phase with RECLAIM_READ_PHASE(guard), and
 // states with reclaim::restart_safe what its read phases keep alive; for every other scheme the

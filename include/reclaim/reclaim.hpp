@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // reclaim: safe memory reclamation for C++. The umbrella header: every scheme and container.
 #pragma once
 #include "concepts.hpp"
@@ -55,3 +56,4 @@
 #endif
 #include "std/hazard_pointer.hpp"
 #include "std/rcu.hpp"
+#include "version.hpp"

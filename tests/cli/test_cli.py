@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """Command-line tests of reclaim-bench, the lab (bench/README.md).
 
 Usage: test_cli.py BENCH CHECK, where BENCH is the reclaim-bench executable and CHECK one of:

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // A scheme's domain that forgets a hook of core::domain_contract (here on_thread_exit, which
 // hands an exiting thread's garbage over) is refused where it is defined, naming the contract.
 #include <reclaim/core/domain.hpp>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // lazy_list under lfrc: its sentinels are members of the list object, with no reference count in
 // front of them; the container's static_assert names the need, the reason and what to use.
 #include <reclaim/reclaim.hpp>

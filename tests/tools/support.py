@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Shared by the tools' tests: synthetic inputs with hand-computable numbers, and a runner for
 `python -m reclaim_tools`.
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Bad input -- a missing file, a malformed line, no rows matching the filters, an unknown kind --
 exits with status 2 and one line on stderr naming what was wrong and what is accepted, and writes
 no PNG."""

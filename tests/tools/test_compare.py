@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """`compare`: the k-th trial of each point of OTHER against the k-th of BASE's matching point, with
 the min / median / max of those ratios and the ratio of the medians, computed by hand here from
 the synthetic trials (support.py); --match pairs two containers of one file; bad input exits 2."""

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The HLB simulation of paper 004 (tools/reclaim_tools/hlb.py): barriers and gaps counted by hand
 on small traces, lackey logs parsed into per-thread stores, stores classified by their
 instruction's inlined frames (through addr2line on a small program built here), traces written and

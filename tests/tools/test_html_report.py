@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """`report`: one self-contained HTML page per experiment file: the title and claim, a line on the
 machine and the run (from the lab's JSON lines), every [[plot]] embedded as PNG data with its
 caption, and the tables whose numbers test_report.py checks by hand; --results reads another run

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """`instructions`: instructions per operation from two fixed-work runs of the lab under valgrind,
 their difference over N, with the lab's validation checked. A stand-in for valgrind (a script
 that writes the lab's JSON line and prints a cachegrind or callgrind summary with a count of

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Every command of reclaim_tools, on small synthetic inputs, writes a complete PNG of a plausible
 size and prints its path; {ds}/{alloc} in --out write one file per value."""
 import os

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The numbers: `experiment` draws every [[plot]] and writes a report whose medians, min-max, ratios
 and freeing shares match values computed by hand from the synthetic trials (support.py); the
 timeline series (garbage over time, garbage per epoch) match hand-computed ones."""

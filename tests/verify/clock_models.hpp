@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Models for the schemes that protect by eras and count batches (tests/verify/models_era.cpp,
 // models_batch.cpp), mostly run with advance_every<1> so that every create() moves the clock.
 // Under a scheme's defaults the clock never moves in a model (64 allocations per advance): every

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The models every scheme runs, on its own code: a swapped pointer read under protection while the
 // old node is retired (retire_model, barrier_model) or freed after a grace period (grace_model),
 // and a Michael list (ds::hm_list, the library's container) read by one thread while two others

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // reclaim-verify: runs the models of tests/verify/ under Relacy (docs/verification.md).
 //   reclaim-verify --list
 //   reclaim-verify [--model TEXT] [--iterations N] [--search random|bounded|full]

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // What every model of tests/verify/ shares: a node whose payload the checker watches, the model
 // registry, and the run of one model under Relacy (core/verify/relacy.hpp says how the library's
 // atomics, fences and threads become the checker's).

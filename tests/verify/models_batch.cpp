@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The batch-counting schemes under the checker: Hyaline (plain and robust) and Crystalline.
 //
 // The generic models run each scheme with its defaults (the clock of the robust variants and of

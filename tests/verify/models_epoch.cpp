@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The epoch family under the checker: the epoch engine (schemes/detail/epoch_engine.hpp) through
 // each scheme's pacing.
 #include <reclaim/schemes/debra.hpp>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The era schemes under the checker: hazard eras, IBR and WFE (schemes/detail/hazard_eras.hpp,
 // era_reclaim.hpp).
 //

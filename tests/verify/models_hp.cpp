@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The hazard-pointer family under the checker: hp (symmetric fences) and the asymmetric variants,
 // whose process-wide barrier is modelled by what it guarantees (core/verify/relacy.hpp).
 #include <reclaim/schemes/hp.hpp>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // lfrc (lock-free reference counting, schemes/lfrc.hpp) under the checker: the generic models on
 // lfrc's own code, and a model of its type-stable memory (a reclaimed node's block made into a new
 // node while a stale reader still counts it).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The region schemes under the checker: rcu and Token-EBR (all four orders of freeing and passing).
 #include <reclaim/schemes/rcu.hpp>
 #include <reclaim/schemes/token_ebr.hpp>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The signalling schemes under the checker: hazard_pop and epoch_pop (Publish-on-Ping: a scan pings
 // the threads that may hold a hazard and waits for their handlers' answers, core/ping.hpp), nbr and
 // nbr_plus (a round signals the threads in a read phase, whose handlers restart them from the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Stamp-it under the checker: the generic models on the scheme, and two of its own. The generic
 // models have at most two threads inside a region at once (the list model's third thread enters
 // too, but each does one short operation), so the stamp pool's removals seldom meet a third

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """reclaim_tools: plots and reports from the lab's output (bench/README.md).
 
 What: reads what `reclaim-bench` writes -- its JSON Lines results (one object per trial, the fields

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The command line: python -m reclaim_tools COMMAND ... (see tools/README.md).
 
 Bad input prints one line on stderr and exits with status 2; argparse's own errors are made to do

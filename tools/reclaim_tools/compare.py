@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Ratios of throughput between two sets of trials run side by side: two builds of the lab
 (scripts/compare-builds.sh), two containers of one run (--match guarded_ms_queue=ms_queue), or our
 schemes against a peer library's schemes of the same name (--peer xenium: debra against

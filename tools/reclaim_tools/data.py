@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Loading, filtering and summarizing the lab's output: results (JSON Lines) and timelines (CSV).
 
 Every function raises ToolError with one line naming what was wrong and what is accepted.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The hazard lookaside buffer (HLB) of paper 004 (Dice, Herlihy, Kogan, ISMM 2016), section 6, by
 trace-driven simulation as its section 7.3 did with Pin.
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """`report EXPERIMENT.toml`: one self-contained HTML page (plots embedded as PNG data) a person opens
 in a browser: the experiment's title and claim, the machine and the run (date, cores, CPU,
 allocator, git revision, trials and their validation), each [[plot]] with its caption, and the

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Instructions per operation of the lab's own trials, counted by valgrind: a cost per operation
 that does not drift with the machine, so that per-read costs can be compared exactly on a noisy
 2-core machine.

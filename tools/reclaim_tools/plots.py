@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The plots. Each draw_* function selects its rows (raising ToolError when none match), draws with
 matplotlib's Agg backend and writes PNG files atomically (a temporary file renamed into place), so
 that bad input never leaves a half-written PNG. Each returns the paths it wrote.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """`experiment EXPERIMENT.toml`: every [[plot]] of an experiment file drawn from its `out` results,
 and a one-page Markdown report with the numbers: per (ds, alloc), median throughput (min-max) per
 scheme and thread count, ratios to `none` and amortized/original, share of time spent freeing and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // What every scheme's domain and declaration share, so that a scheme writes only what is its own.
 //
 // A scheme S declares itself by deriving from scheme_base<S> (the default node base and the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Fence strategies for pointer schemes: a light side run by readers on every protection and a heavy
 // side run by reclaimers before they read the protections. The symmetric strategy makes both sides
 // full barriers; the asymmetric strategies (paper 004: membarrier, mprotect, split-CAS; and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // What synchronize(), barrier() and their try_ forms share across schemes: a deadline, and how a
 // caller waits for other threads to make progress.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // What every scheme's guard offers in the same way: allocation; retire with the default deleter,
 // a function chosen at compile time or a deleter object; the phase markers that only
 // neutralization-based schemes give a meaning to; and (debug builds) the check that a guard is used
@@ -82,11 +83,15 @@ class lender {
 template <class Guard>
 class guard_base : protected thread_bound {
  public:
+  // A new node, made with new: schemes that stamp a header in their nodes (a birth era, a count)
+  // hide this with their own, so a container that allocates through it serves every scheme.
   template <class T, class... Args>
   T* create(Args&&... args) const {
     return new T(std::forward<Args>(args)...);
   }
 
+  // Hands an unlinked node to the scheme, which deletes it (delete node) once no thread can still
+  // hold it: on this thread or another, now or later.
   template <class T>
   void retire(T* node) {
     check_owner();
@@ -106,6 +111,8 @@ class guard_base : protected thread_bound {
     self().retire_hook(to_retired(node, std::forward<D>(deleter)));
   }
 
+  // The phase markers that only neutralization (nbr) gives a meaning to: nothing here, so that a
+  // container that marks its phases costs nothing under the other schemes.
   void begin_read_phase() const noexcept {}
   template <class... Nodes>
   void write_phase(Nodes*...) const noexcept {}

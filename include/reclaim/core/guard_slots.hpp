@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The protection slots of a guard (hazard pointers, nbr reservations), so that guards nest: a
 // thread's outermost guard uses the block inside its record, and a guard nested inside another uses
 // the next block of a chain that only grows, one block per nesting level the thread ever reached.

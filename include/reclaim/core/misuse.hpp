@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Misuse that would otherwise hang or corrupt silently, named and stopped in every build: a
 // barrier() or synchronize() that would wait for the calling thread's own protection, a signal
 // handler the application replaced under a scheme that needs it. (Misuse that only debug builds

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Cache-line size and padding for per-thread records.
 #pragma once
 #include <cstddef>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Publish-on-Ping (Singh and Brown, PPoPP 2025): the fence strategy (core/fence.hpp) of hazard_pop
 // and epoch_pop. Readers keep their protections private: a release store into their slot and a
 // compiler barrier, no fence. A reclaimer that is about to read the slots pings every thread of

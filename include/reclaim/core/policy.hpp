@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Named template parameters ("policy packs"): debra<check_every<20>, amortized_free<1>> reads as what
 // it is, in any order, with defaults for what is not named.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The per-thread state every scheme keeps beside its own: counters, the local share of the pending
 // gauge, and the free policy's per-thread part.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The guard of every scheme whose only need from a container is the start and end of each operation
 // (a region): debra, ebr, ner, qsbr, rcu, token_*, stamp_it; and the guard_ptr protection of the
 // schemes whose operation is what holds a node (those, hyaline's and ibr's). The domain provides begin(record) -> record&,
@@ -182,8 +183,11 @@ class region_scheme_guard : public guard_base<region_scheme_guard<Domain>> {
   friend class region_hold<Domain>;  // a region's guard lends its operation
 
  public:
+  // protect() cannot fail and the container re-checks nothing: the operation holds every node it
+  // reads, and no slot is counted.
   static constexpr bool validates = false;
 
+  // Begins an operation in d (or nests in the one this thread is in) until the guard's destruction.
   explicit region_scheme_guard(Domain& d) : domain_(d), record_(hold::begin(d)) {}
   ~region_scheme_guard() {
     this->check_owner();

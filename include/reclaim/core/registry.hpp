@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Per-thread records, registered implicitly on a thread's first use of a domain, released when the
 // thread exits, and reused by later threads. There is no compile-time thread limit: records form a
 // lock-free list that only grows (records are freed with the domain), so a scanner can walk it

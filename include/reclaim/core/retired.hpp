@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Retired nodes: the intrusive link every reclaimable node carries, the per-thread list of retired
 // nodes, and the domain's orphanage of garbage left behind by exited threads.
 #pragma once
@@ -283,15 +284,37 @@ inline retired_hook* tag_retired(retired_hook* hook, void (*destroy)(retired_hoo
   return hook;
 }
 
+// Whether T can be retired at all: it carries the retire link, through its scheme's node_base.
+// Every retire() checks it first, so that a node type without the base is one message naming the
+// fix rather than a failed pointer conversion deep in the library (a deleter does not lift it: the
+// deleter is kept beside the link). A scheme whose node_base carries more (eras, stamps, counts)
+// checks its own base too.
+template <class T>
+constexpr bool retirable() noexcept {
+  constexpr bool has_link = std::is_convertible_v<T*, retired_hook*>;
+  static_assert(has_link,
+                "reclaim: retire(node): the node's type must derive from the scheme's node_base "
+                "(struct node : Scheme::node_base { ... }), which carries the link a retired node "
+                "waits on; with a deleter too (retire(node, d), retire<&f>(node))");
+  return has_link;
+}
+
 // Tags a node with how to destroy it and returns its link: the first step of every retire().
-// Deleter is `void(T*)`; the default deletes a node made with `new T(...)`.
+// Deleter is `void(T*)`; the default deletes a node made with `new T(...)`. A node type without
+// the link is only retirable()'s message (the branch not taken is not compiled).
 template <class T>
 retired_hook* to_retired(T* node) noexcept {
-  return tag_retired(node, &destroy_node<T>);
+  if constexpr (retirable<T>())
+    return tag_retired(node, &destroy_node<T>);
+  else
+    return nullptr;
 }
 template <auto Deleter, class T>
 retired_hook* to_retired(T* node) noexcept {
-  return tag_retired(node, &destroy_with<T, Deleter>);
+  if constexpr (retirable<T>())
+    return tag_retired(node, &destroy_with<T, Deleter>);
+  else
+    return nullptr;
 }
 
 // A deleter object D, called as d(node) exactly once, on whichever thread frees the node (possibly
@@ -345,7 +368,9 @@ template <class T, class Deleter>
 retired_hook* to_retired(T* node, Deleter&& d) {
   using D = std::decay_t<Deleter>;
   static_assert(std::is_invocable_v<D&, T*>, "reclaim: a deleter is called as d(node)");
-  if constexpr (stateless_deleter<D>) {
+  if constexpr (!retirable<T>()) {
+    return nullptr;
+  } else if constexpr (stateless_deleter<D>) {
     return tag_retired(node, &destroy_with_stateless<T, D>);
   } else {
     static_assert(std::is_base_of_v<deleter_slot<D>, T>,
@@ -361,6 +386,8 @@ retired_hook* to_retired(T* node, Deleter&& d) {
 }  // namespace reclaim::core
 
 namespace reclaim {
+// The two names a node type uses for a deleter object: derive the node from deleter_slot<D> to
+// retire it with a D that has state; a stateless_deleter needs no slot.
 using core::deleter_slot;
 using core::stateless_deleter;
 }  // namespace reclaim

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The guard, the owned protection and the region lender of the slot family: the schemes whose
 // reader protects each pointer in a slot of its own (hp and its variants: hazard pointers; lfrc:
 // counted references; he and wfe: era reservations; crystalline_l and crystalline_w: the guards'
@@ -83,6 +84,8 @@ struct slot_hooks_base {
   static constexpr bool lends_slots = true;
   static constexpr bool clears_lent_slot = false;
 
+  // This thread's record in the domain (registered on first use), and the opening and closing of a
+  // guard's nesting level: its block of slots.
   static record& local(domain& d) { return d.threads_.local(); }
   static block& begin(domain& d, record& r) { return d.open(r); }
   static void end(domain& d, record& r, block& b) noexcept { d.close(r, b); }

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // A snapshot of the protections published in a domain (hazards, reservations), sorted, for a
 // reclaimer that checks many retired nodes against them: each slot is read once per scan, then a
 // binary search per node, O(H log H + R log H) for R nodes among H protections. The array keeps its

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // What every scheme reports, and the per-thread counters behind it.
 #pragma once
 #include <algorithm>

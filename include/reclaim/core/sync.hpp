@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The library's one door to atomics, fences, per-thread state and waiting. Every protocol of the
 // library reaches them through these names, so that a verification build (RECLAIM_VERIFY, tests/
 // verify/) runs the same code under a model checker that simulates the C++ memory model and its

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The timeline recorder: what each thread did with its garbage, and when (paper 001, section 3).
 //
 // What it is. Each thread that a `timeline::recorder` has attached writes events into a buffer of
@@ -49,6 +50,9 @@
 
 namespace reclaim::timeline {
 
+// What an event records, and its value: a batch of frees (objects freed), one free call slower
+// than the threshold (1), an epoch advance by this thread (the new epoch), this thread beginning
+// a new epoch (the garbage it holds), a Token-EBR token receipt (the garbage it holds).
 enum class event : std::uint8_t { batch_free, slow_free, epoch_advance, epoch_seen, token_receipt };
 
 // The event's name as the timeline file spells it.
@@ -125,10 +129,12 @@ inline double ticks_per_ns() {
 struct entry {
   static constexpr std::uint64_t value_mask = (std::uint64_t{1} << 56) - 1;
 
+  // When it began and ended, in steady_clock nanoseconds; equal for an instantaneous event.
   std::uint64_t start_ns;
   std::uint64_t end_ns;
   std::uint64_t packed;  // value in the low 56 bits, kind in the top 8
 
+  // The two halves of `packed`: the event's value (see event) and its kind.
   std::uint64_t value() const noexcept { return packed & value_mask; }
   event kind() const noexcept { return static_cast<event>(packed >> 56); }
 };
@@ -146,6 +152,8 @@ class buffer {
                                                     ns_per_tick_)),
         thread_(thread) {}
 
+  // Appends an event (its value cut to 56 bits); a full buffer counts it as dropped instead: it
+  // never grows.
   void push(event e, std::uint64_t start_ns, std::uint64_t end_ns, std::uint64_t value) noexcept {
     if (size_ == capacity_) {
       ++dropped_;
@@ -181,6 +189,8 @@ class buffer {
     return n;
   }
 
+  // Its thread label (attach()'s argument), the events recorded so far in order, and how many
+  // were dropped because it was full.
   std::size_t thread() const noexcept { return thread_; }
   std::span<const entry> events() const noexcept { return {events_.get(), size_}; }
   std::uint64_t dropped() const noexcept { return dropped_; }
@@ -253,6 +263,7 @@ class batch_scope {
   batch_scope(const batch_scope&) = delete;
   batch_scope& operator=(const batch_scope&) = delete;
 
+  // Records the batch_free event, from construction to now, with value count.
   void done(std::uint64_t count) noexcept {
     if (buffer_) buffer_->push(event::batch_free, start_, now(), count);
   }
@@ -272,6 +283,8 @@ class recorder {
     std::uint64_t slow_free_ns = 100'000;  // a free call longer than this is a slow_free event
   };
 
+  // Records nothing until a thread attaches; settings s gives the buffers' capacity and the
+  // slow-free threshold (by default 100,000 events per thread, and 100 us).
   recorder() : recorder(settings{}) {}
   explicit recorder(settings s) : settings_(s) {}
   recorder(const recorder&) = delete;
@@ -305,6 +318,8 @@ class recorder {
     return all;
   }
 
+  // The events recorded and the events dropped, summed over every buffer; like buffers(), call
+  // them once the recording threads have stopped.
   std::uint64_t events() const {
     std::uint64_t n = 0;
     for (const buffer* b : buffers()) n += b->events().size();
@@ -316,6 +331,7 @@ class recorder {
     return n;
   }
 
+  // The settings it was made with.
   const settings& config() const noexcept { return settings_; }
 
  private:

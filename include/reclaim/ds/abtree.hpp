@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // abtree: Brown's lock-free relaxed (a,b)-tree (Brown, "Techniques for constructing efficient
 // lock-free data structures", PhD thesis, 2017, chapter 8; the ABtree of papers 000 and 001),
 // written on LLX and SCX (detail/llx_scx.hpp).
@@ -20,7 +21,7 @@
 // violation lies on the path of the key of an update that has not returned (the steps move a
 // violation only to a new node whose key range holds the old one's), so when no update runs, the
 // tree is a strict (a,b)-tree: all leaves at one depth, every node but the root between a and b,
-// the root internal node with at least two children (well_formed() checks all of it).
+// the root internal node with at least two children (unsafe_well_formed() checks all of it).
 // Differences from the thesis' implementation: rebalancing is driven by the update's key (fix the
 // first violation on the key's path, search again) rather than by recursion on the nodes a step
 // created; an update that created no violation does not search again. Helping is a phase of its own
@@ -70,6 +71,8 @@
 
 namespace reclaim::ds {
 
+// Brown's lock-free (a,b)-tree, nodes of up to B keys, a set (Value = void) or a map ordered by
+// Compare: used as abtree and abtree_map (below).
 template <class Key, class Value, scheme Scheme, class Compare = std::less<Key>, unsigned B = 16>
 class basic_abtree
     : public detail::container_api<basic_abtree<Key, Value, Scheme, Compare, B>, Key, Value>,
@@ -81,6 +84,8 @@ class basic_abtree
   static_assert(B >= 4 && B <= 256, "abtree: the degree B must be between 4 and 256");
 
  public:
+  // Its name in the lab and in messages, the domain of Scheme it retires into and the guard each
+  // operation holds, and its degrees.
   static constexpr std::string_view name = api::is_map ? "abtree_map" : "abtree";
   using typename base::domain_type, typename base::guard_type;
   static constexpr unsigned max_degree = B;                          // b
@@ -89,6 +94,7 @@ class basic_abtree
   // The most nodes one write phase reserves: a helper's four nodes and the expected value.
   static constexpr unsigned reservations_used = 5;
 
+  // Its answer to each need a scheme may have (concepts.hpp): all but validated reads.
   static constexpr support offers(needs n) {
     switch (n) {
       case needs_validated_reads:
@@ -129,6 +135,7 @@ class basic_abtree
     }
   }
 
+  // Whether key is in the tree.
   bool contains(const Key& key) {
     detail::lifetime_check::operation op(life_);
     guard_type g(domain_);
@@ -152,6 +159,8 @@ class basic_abtree
     return true;
   }
 
+  // Removes key (and its value); returns whether it was present. The nodes its SCX replaces are
+  // retired.
   bool erase(const Key& key) {
     detail::lifetime_check::operation op(life_);
     guard_type g(domain_);
@@ -176,14 +185,14 @@ class basic_abtree
       fresh.release();
       g.retire(s.l);
       if (underfull) rebalance(g, key);
-      return true;
+      return this->erased();
     }
   }
 
-  // Quiescent (size(), for_each() and key_sum() come from container_api): a strict (a,b)-tree
-  // (see the header) whose keys lie where the routers send them, with no tagged, marked or frozen
-  // node left.
-  bool well_formed() const {
+  // Quiescent (unsafe_size(), unsafe_for_each() and unsafe_key_sum() come from container_api): a
+  // strict (a,b)-tree (see the header) whose keys lie where the routers send them, with no tagged,
+  // marked or frozen node left.
+  bool unsafe_well_formed() const {
     struct frame {
       const node* n;
       const Key* low;   // keys here are >= *low (nullptr: unbounded)
@@ -235,7 +244,7 @@ class basic_abtree
     std::size_t internal_nodes = 0;  // the entry sentinel not counted
     std::size_t height = 0;          // edges from the root to a leaf
   };
-  tree_shape shape() const {
+  tree_shape unsafe_shape() const {
     tree_shape s;
     std::vector<std::pair<const node*, std::size_t>> todo{
         {entry_.ptrs[0].load(std::memory_order_acquire), 0}};

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // cuckoo_map: a concurrent cuckoo hash table in the style of libcuckoo (Li, Andersen, Kaminsky,
 // Freedman, "Algorithmic improvements for fast concurrent cuckoo hashing", EuroSys 2014), in the
 // version that paper 004 (Dice, Herlihy, Kogan, section 7.2) measured: the table instance is
@@ -43,8 +44,8 @@
 // by whatever scheme the map is given instead of libcuckoo's own hazard pointers; tags are 8 bits
 // of a 64-bit mix of Hash's value (libcuckoo hashes keys with its own hash); lookups lock like
 // updates, as libcuckoo's lock-striped version does (no optimistic version counters); a grower
-// copies rather than moves; no lock-free size counter (size() is a quiescent traversal, as in
-// every container here).
+// copies rather than moves; size() is the striped counter every container here keeps
+// (detail/approximate_size.hpp), not libcuckoo's per-lock counts.
 #pragma once
 #include <algorithm>
 #include <atomic>
@@ -69,6 +70,9 @@
 
 namespace reclaim::ds {
 
+// The cuckoo hash table, a set (Value = void) or a map: used as cuckoo_set and cuckoo_map
+// (below). Elements live in the table, under bucket locks; only a table replaced by a resize is
+// retired.
 template <class Key, class Value, scheme Scheme, class Hash = std::hash<Key>,
           class KeyEqual = std::equal_to<Key>>
 class basic_cuckoo_map
@@ -86,6 +90,9 @@ class basic_cuckoo_map
                 "moved from): Key and Value must be copy constructible");
 
  public:
+  // Its name in the lab and in messages, the domain of Scheme it retires tables into and the guard
+  // each operation holds, its hash and equality, the slots of a bucket, and the number of slots a
+  // table starts with by default.
   static constexpr std::string_view name = api::is_map ? "cuckoo_map" : "cuckoo_set";
   using typename base::domain_type, typename base::guard_type;
   using hasher = Hash;
@@ -111,6 +118,7 @@ class basic_cuckoo_map
     delete table_.load(std::memory_order_relaxed);
   }
 
+  // Whether key is present, looked up under the locks of its two buckets.
   bool contains(const Key& key) {
     return with_buckets_locked(key, [&](locked_pair& b) -> std::optional<bool> {
       return b.find(key, equal_).in != nullptr;
@@ -129,22 +137,27 @@ class basic_cuckoo_map
     });
   }
 
+  // Removes key (and its value), destroying the element in place under the locks of its two
+  // buckets; returns whether it was present.
   bool erase(const Key& key) {
-    return with_buckets_locked(key, [&](locked_pair& b) -> std::optional<bool> {
+    const bool found = with_buckets_locked(key, [&](locked_pair& b) -> std::optional<bool> {
       const slot_ref s = b.find(key, equal_);
       if (s.in) s.in->destroy(s.slot);
       return s.in != nullptr;
     });
+    return found && this->erased();
   }
 
-  // Quiescent: the current table's slots (a power of two).
-  std::size_t capacity() const noexcept {
+  // Quiescent: the current table's slots (a power of two). Unprotected: a concurrent resize may
+  // free the table it reads.
+  std::size_t unsafe_capacity() const noexcept {
     return table_.load(std::memory_order_acquire)->bucket_count() * slots_per_bucket;
   }
 
-  // Quiescent (size(), for_each() and key_sum() come from container_api): every element sits in
-  // one of its key's two buckets under its key's tag, and no key is there twice.
-  bool well_formed() const {
+  // Quiescent (unsafe_size(), unsafe_for_each() and unsafe_key_sum() come from container_api):
+  // every element sits in one of its key's two buckets under its key's tag, and no key is there
+  // twice.
+  bool unsafe_well_formed() const {
     const table& t = *table_.load(std::memory_order_acquire);
     for (std::size_t b = 0; b < t.bucket_count(); ++b) {
       const bucket& here = t.buckets[b];
@@ -212,10 +225,10 @@ class basic_cuckoo_map
 
   // One instance of the table: what a resize replaces and retires.
   struct table : Scheme::node_base {
-    explicit table(std::size_t buckets)
-        : mask(buckets - 1),
-          stripe_mask(std::min(buckets, max_stripes) - 1),
-          buckets(std::make_unique<bucket[]>(buckets)),
+    explicit table(std::size_t count)
+        : mask(count - 1),
+          stripe_mask(std::min(count, max_stripes) - 1),
+          buckets(std::make_unique<bucket[]>(count)),
           stripes(std::make_unique<stripe[]>(stripe_mask + 1)) {}
 
     std::size_t bucket_count() const noexcept { return mask + 1; }

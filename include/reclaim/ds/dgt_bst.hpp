@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // dgt_bst: the external binary search tree of David, Guerraoui and Trigonakis (ASPLOS 2015; BST-TK
 // in ASCYLIB), in the read/write-phase form of paper 000 (NBR).
 //
@@ -59,6 +60,8 @@
 
 namespace reclaim::ds {
 
+// The external BST of David, Guerraoui and Trigonakis, a set (Value = void) or a map ordered by
+// Compare: used as dgt_bst and dgt_bst_map (below).
 template <class Key, class Value, scheme Scheme, class Compare = std::less<Key>>
 class basic_dgt_bst
     : public detail::lookup_api<basic_dgt_bst<Key, Value, Scheme, Compare>, Key, Value,
@@ -69,10 +72,13 @@ class basic_dgt_bst
   using api::domain_, api::life_, api::comp_;
 
  public:
+  // Its name in the lab and in messages, the domain of Scheme it retires into and the guard each
+  // operation holds, and the hazard slots it needs (none).
   static constexpr std::string_view name = api::is_map ? "dgt_bst_map" : "dgt_bst";
   using typename api::domain_type, typename api::guard_type;
   static constexpr unsigned slots_used = 0;  // no validating scheme can protect it (offers())
 
+  // Its answer to each need a scheme may have (concepts.hpp): restartable read phases only.
   static constexpr support offers(needs n) {
     switch (n) {
       case needs_validated_reads:
@@ -112,6 +118,8 @@ class basic_dgt_bst
     }
   }
 
+  // Removes key (and its value); returns whether it was present. The leaf and the router node it
+  // unlinks are retired.
   bool erase(const Key& key) {
     detail::lifetime_check::operation op(life_);
     guard_type g(domain_);
@@ -145,14 +153,15 @@ class basic_dgt_bst
       // Retired as what they are, so that their deleters destroy their keys and values.
       g.retire(as_leaf(p.leaf));
       g.retire(as_router(p.parent));
-      return true;
+      return this->erased();
     }
   }
 
-  // Quiescent (size(), for_each() and key_sum() come from container_api): every router has two
-  // children and no held lock; every key lies on the side its routers send it to (left of a
-  // router: below its key; right: at or above it), and the sentinel leaf is the leftmost leaf.
-  bool well_formed() const {
+  // Quiescent (unsafe_size(), unsafe_for_each() and unsafe_key_sum() come from container_api):
+  // every router has two children and no held lock; every key lies on the side its routers send it
+  // to (left of a router: below its key; right: at or above it), and the sentinel leaf is the
+  // leftmost leaf.
+  bool unsafe_well_formed() const {
     struct frame {
       const node* n;
       const Key* low;   // keys here are >= *low (nullptr: unbounded)
@@ -188,7 +197,7 @@ class basic_dgt_bst
     std::size_t routers = 0;  // internal nodes, the sentinel root included
     std::size_t height = 0;   // edges on the longest path from the root to a leaf
   };
-  tree_shape shape() const {
+  tree_shape unsafe_shape() const {
     tree_shape s;
     s.routers = 1;  // the root
     std::vector<std::pair<const node*, std::size_t>> todo{

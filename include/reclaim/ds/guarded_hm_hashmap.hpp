@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // guarded_hm_hashmap: Michael's lock-free hash table (Michael, SPAA 2002), a fixed array of
 // Harris-Michael lists, written with paper 003's smart pointers: the hash map of paper 003's
 // HashMap benchmark (section 4.1), whose threads hold the values they looked up in long-lived
@@ -24,13 +25,16 @@
 
 #include "../concepts.hpp"
 #include "detail/bucket_api.hpp"
+#include "key_defaults.hpp"
 #include "detail/guarded_hm_bucket.hpp"
 #include "detail/lifetime_check.hpp"
 
 namespace reclaim::ds {
 
-template <class Key, class Value, scheme Scheme, class Hash = std::hash<Key>,
-          class Compare = std::less<Key>>
+// hm_hashmap written with guard_ptr, a set (Value = void) or a map whose get() hands out held
+// values: used as guarded_hm_hashset and guarded_hm_hashmap (below).
+template <class Key, class Value, scheme Scheme, class Hash = ds::hash<Key>,
+          class Compare = default_compare<Key>>
 class basic_guarded_hm_hashmap
     : public detail::bucket_api<basic_guarded_hm_hashmap<Key, Value, Scheme, Hash, Compare>, Key,
                                 Value, Scheme, Compare,
@@ -41,6 +45,8 @@ class basic_guarded_hm_hashmap
   using api::domain_, api::life_, api::comp_, api::heads_;
 
  public:
+  // Its name in the lab and in messages, the domain of Scheme it retires into, its hash, what get()
+  // returns (the value, held), and the number of buckets it makes by default.
   static constexpr std::string_view name =
       api::is_map ? "guarded_hm_hashmap" : "guarded_hm_hashset";
   using typename api::domain_type;
@@ -48,6 +54,7 @@ class basic_guarded_hm_hashmap
   using value_ptr = typename bucket::value_ptr;
   static constexpr std::size_t default_buckets = std::size_t{1} << 14;
 
+  // Its answer to each need a scheme may have (concepts.hpp): all but restartable read phases.
   static constexpr support offers(needs n) {
     switch (n) {
       case needs_restartable_read_phases:
@@ -62,7 +69,9 @@ class basic_guarded_hm_hashmap
                                     std::size_t buckets = default_buckets,
                                     const Hash& hash = Hash(), const Compare& comp = Compare())
       : api(domain, comp, buckets, hash) {
-    static_assert(protects<Scheme, basic_guarded_hm_hashmap>);
+    // Under nbr, guard_ptr's static_assert is the one error (it names the calls to use).
+    static_assert(meets<Scheme, basic_guarded_hm_hashmap>(needs_validated_reads) &&
+                  meets<Scheme, basic_guarded_hm_hashmap>(needs_allocated_nodes));
   }
 
   // Map: the key's value, held until the value_ptr is reset or destroyed (empty if absent).
@@ -73,14 +82,17 @@ class basic_guarded_hm_hashmap
     return bucket::get(domain_, heads_.head_of(key), comp_, key);
   }
 
+  // The number of buckets (fixed at construction), and the bucket that `key` hashes to.
   std::size_t bucket_count() const noexcept { return heads_.count(); }
   std::size_t bucket_of(const Key& key) const noexcept { return heads_.bucket_of(key); }
 };
 
-template <class Key, class Value, scheme Scheme, class Hash = std::hash<Key>,
-          class Compare = std::less<Key>>
+template <class Key, class Value, scheme Scheme, class Hash = ds::hash<Key>,
+          class Compare = default_compare<Key>>
 using guarded_hm_hashmap = basic_guarded_hm_hashmap<Key, Value, Scheme, Hash, Compare>;
-template <class Key, scheme Scheme, class Hash = std::hash<Key>, class Compare = std::less<Key>>
+
+// A set of keys, hashed by Hash, each bucket ordered by Compare.
+template <class Key, scheme Scheme, class Hash = ds::hash<Key>, class Compare = default_compare<Key>>
 using guarded_hm_hashset = basic_guarded_hm_hashmap<Key, void, Scheme, Hash, Compare>;
 
 }  // namespace reclaim::ds

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // guarded_hm_list: the Harris-Michael lock-free list (Michael, SPAA 2002) written with paper 003's
 // smart pointers (Stamp-it, Pöter and Träff, section 2): links are concurrent_ptrs with one mark
 // bit, the nodes a search dereferences are held by guard_ptrs, and each operation opens a
@@ -21,12 +22,15 @@
 
 #include "../concepts.hpp"
 #include "detail/bucket_api.hpp"
+#include "key_defaults.hpp"
 #include "detail/guarded_hm_bucket.hpp"
 #include "detail/lifetime_check.hpp"
 
 namespace reclaim::ds {
 
-template <class Key, class Value, scheme Scheme, class Compare = std::less<Key>>
+// hm_list written with guard_ptr, a set (Value = void) or a map whose get() hands out held values:
+// used as guarded_hm_list and guarded_hm_list_map (below).
+template <class Key, class Value, scheme Scheme, class Compare = default_compare<Key>>
 class basic_guarded_hm_list
     : public detail::bucket_api<basic_guarded_hm_list<Key, Value, Scheme, Compare>, Key, Value,
                                 Scheme, Compare,
@@ -36,10 +40,13 @@ class basic_guarded_hm_list
   using api::domain_, api::life_, api::comp_, api::heads_;
 
  public:
+  // Its name in the lab and in messages, the domain of Scheme it retires into, and what get()
+  // returns (the value, held).
   static constexpr std::string_view name = api::is_map ? "guarded_hm_list_map" : "guarded_hm_list";
   using typename api::domain_type;
   using value_ptr = typename bucket::value_ptr;
 
+  // Its answer to each need a scheme may have (concepts.hpp): all but restartable read phases.
   static constexpr support offers(needs n) {
     switch (n) {
       case needs_restartable_read_phases:
@@ -52,7 +59,9 @@ class basic_guarded_hm_list
   explicit basic_guarded_hm_list(domain_type& domain = Scheme::default_domain(),
                                  const Compare& comp = Compare())
       : api(domain, comp) {
-    static_assert(protects<Scheme, basic_guarded_hm_list>);
+    // Under nbr, guard_ptr's static_assert is the one error (it names the calls to use).
+    static_assert(meets<Scheme, basic_guarded_hm_list>(needs_validated_reads) &&
+                  meets<Scheme, basic_guarded_hm_list>(needs_allocated_nodes));
   }
 
   // Map: the key's value, held until the value_ptr is reset or destroyed (empty if absent).
@@ -65,10 +74,10 @@ class basic_guarded_hm_list
 };
 
 // A set of keys ordered by Compare.
-template <class Key, scheme Scheme, class Compare = std::less<Key>>
+template <class Key, scheme Scheme, class Compare = default_compare<Key>>
 using guarded_hm_list = basic_guarded_hm_list<Key, void, Scheme, Compare>;
 // A map from keys ordered by Compare to values fixed at insertion.
-template <class Key, class Value, scheme Scheme, class Compare = std::less<Key>>
+template <class Key, class Value, scheme Scheme, class Compare = default_compare<Key>>
 using guarded_hm_list_map = basic_guarded_hm_list<Key, Value, Scheme, Compare>;
 
 }  // namespace reclaim::ds

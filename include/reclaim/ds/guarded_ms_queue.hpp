@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // guarded_ms_queue: the Michael-Scott lock-free FIFO queue (PODC 1996) written with paper 003's
 // smart pointers (Stamp-it, Pöter and Träff, section 2): links are concurrent_ptrs, every node the
 // queue dereferences is held by a guard_ptr, and each operation opens a region_guard.
@@ -41,10 +42,13 @@ class guarded_ms_queue : public detail::container_base<Scheme> {
   using pointer = typename link::pointer;
 
  public:
+  // Its name in the lab and in messages, the type of its elements, and the domain of Scheme it
+  // retires into.
   static constexpr std::string_view name = "guarded_ms_queue";
   using value_type = T;
   using typename base::domain_type;
 
+  // Its answer to each need a scheme may have (concepts.hpp): all but restartable read phases.
   static constexpr support offers(needs n) {
     switch (n) {
       case needs_validated_reads: return {true};  // by re-reading head_ after acquiring its next
@@ -56,7 +60,9 @@ class guarded_ms_queue : public detail::container_base<Scheme> {
   }
 
   explicit guarded_ms_queue(domain_type& domain = Scheme::default_domain()) : base(domain) {
-    static_assert(protects<Scheme, guarded_ms_queue>);
+    // Under nbr, guard_ptr's static_assert is the one error (it names the calls to use).
+    static_assert(meets<Scheme, guarded_ms_queue>(needs_validated_reads) &&
+                  meets<Scheme, guarded_ms_queue>(needs_allocated_nodes));
     node* dummy = new node;
     // relaxed: the queue reaches other threads through whatever shares it with them.
     head_.store(dummy, std::memory_order_relaxed);
@@ -76,8 +82,10 @@ class guarded_ms_queue : public detail::container_base<Scheme> {
     delete dummy;  // its storage is empty
   }
 
+  // Appends value at the tail.
   void push(T value) { emplace(std::move(value)); }
 
+  // Appends a T constructed from args, in a node made before the operation begins.
   template <class... Args>
   void emplace(Args&&... args) {
     node* fresh = domain_.template create<node>(std::in_place, std::forward<Args>(args)...);
@@ -111,6 +119,8 @@ class guarded_ms_queue : public detail::container_base<Scheme> {
     }
   }
 
+  // Takes the value at the head, or nothing if the queue is empty; the node it leaves (the old
+  // dummy) is retired.
   std::optional<T> pop() {
     detail::lifetime_check::operation op(life_);
     region_guard<Scheme> region(domain_);

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // harris_list: Harris's lock-free sorted list (Harris, DISC 2001), in the read/write-phase form of
 // paper 000 (NBR, Algorithm 3).
 //
@@ -50,6 +51,8 @@ namespace reclaim::ds {
 // White-box access for tests (tests/container_test.cpp); the library never defines it.
 struct harris_list_test_peer;
 
+// Harris's lock-free list, a set (Value = void) or a map ordered by Compare: used as harris_list
+// and harris_list_map (below).
 template <class Key, class Value, scheme Scheme, class Compare = std::less<Key>>
 class basic_harris_list
     : public detail::lookup_api<basic_harris_list<Key, Value, Scheme, Compare>, Key, Value,
@@ -60,10 +63,13 @@ class basic_harris_list
   using api::domain_, api::life_, api::comp_;
 
  public:
+  // Its name in the lab and in messages, the domain of Scheme it retires into and the guard each
+  // operation holds, and the hazard slots it needs (none).
   static constexpr std::string_view name = api::is_map ? "harris_list_map" : "harris_list";
   using typename api::domain_type, typename api::guard_type;
   static constexpr unsigned slots_used = 0;  // no validating scheme can protect it (offers())
 
+  // Its answer to each need a scheme may have (concepts.hpp): restartable read phases only.
   static constexpr support offers(needs n) {
     switch (n) {
       case needs_validated_reads:
@@ -97,6 +103,7 @@ class basic_harris_list
     }
   }
 
+  // Removes key (and its value); returns whether it was present. The nodes it unlinks are retired.
   bool erase(const Key& key) {
     detail::lifetime_check::operation op(life_);
     guard_type g(domain_);
@@ -121,7 +128,7 @@ class basic_harris_list
                                                std::memory_order_release,
                                                std::memory_order_relaxed)) {
         g.retire(as_node(w.right));
-        return true;
+        return this->erased();
       }
       break;  // someone changed left's link: searches unlink (and retire) our node
     }
@@ -131,13 +138,13 @@ class basic_harris_list
       RECLAIM_READ_PHASE(g);
       window w = search(g, key);
       g.write_phase(w.left, w.left_next, w.right);
-      if (settle(g, w)) return true;
+      if (settle(g, w)) return this->erased();
     }
   }
 
-  // Quiescent (size(), for_each() and key_sum() come from container_api): keys strictly
-  // increasing, no marked node reachable, and the list ends at the tail.
-  bool well_formed() const {
+  // Quiescent (unsafe_size(), unsafe_for_each() and unsafe_key_sum() come from container_api): keys
+  // strictly increasing, no marked node reachable, and the list ends at the tail.
+  bool unsafe_well_formed() const {
     const node* last = nullptr;
     link_node* n = first();
     for (; n && n != &tail_;) {
@@ -153,7 +160,7 @@ class basic_harris_list
   friend struct harris_list_test_peer;
 
   struct link_node;
-  using link = marked_ptr<link_node>;
+  using link = marked_ptr<link_node, 1>;
   // What every node has, the sentinels included.
   struct link_node : Scheme::node_base {
     explicit link_node(link_node* n) : next(link(n)) {}

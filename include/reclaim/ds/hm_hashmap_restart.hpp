@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // hm_hashmap_restart: Michael's hash table (hm_hashmap.hpp) whose buckets are hm_list_restart
 // lists: every read phase starts at the head of the key's bucket, the form NBR can protect.
 //
@@ -13,7 +14,9 @@
 // read phases, three reservations) included. Progress: lock-free.
 //
 // `hm_hashmap_restart<Key, Value, Scheme, Hash, Compare>` is the map,
-// `hm_hashset_restart<Key, Scheme, Hash, Compare>` the set.
+// `hm_hashset_restart<Key, Scheme, Hash, Compare>` the set. Under nbr and nbr_plus hm_hashmap is
+// this same type (it picks the restart by itself); the name chooses the restart under every other
+// scheme too, where the lab compares both forms.
 #pragma once
 #include <functional>
 
@@ -24,12 +27,12 @@
 namespace reclaim::ds {
 
 // A map from keys to values fixed at insertion, hashed by Hash, each bucket ordered by Compare.
-template <class Key, class Value, scheme Scheme, class Hash = std::hash<Key>,
-          class Compare = std::less<Key>>
+template <class Key, class Value, scheme Scheme, class Hash = ds::hash<Key>,
+          class Compare = default_compare<Key>>
 using hm_hashmap_restart =
     basic_hm_hashmap<Key, Value, Scheme, Hash, Compare, detail::hm_search::restart_after_helping>;
 // A set of keys, hashed by Hash, each bucket ordered by Compare.
-template <class Key, scheme Scheme, class Hash = std::hash<Key>, class Compare = std::less<Key>>
+template <class Key, scheme Scheme, class Hash = ds::hash<Key>, class Compare = default_compare<Key>>
 using hm_hashset_restart =
     basic_hm_hashmap<Key, void, Scheme, Hash, Compare, detail::hm_search::restart_after_helping>;
 

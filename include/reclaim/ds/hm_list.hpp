@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // hm_list: the Harris-Michael lock-free list (Michael, SPAA 2002).
 //
 // A sorted list whose nodes are deleted in two steps: erase marks the node's next pointer (logical
@@ -8,13 +9,15 @@
 // Every read is validated by re-reading the predecessor's link (the algorithm does that for its own
 // correctness), which is exactly what hazard pointers need: three slots, for the predecessor, the
 // current node and its successor. Because searches resume from the predecessor after helping, its
-// read phases do not restart from the root: NBR cannot protect it (see hm_list_restart).
+// read phases do not restart from the root, which NBR cannot protect: under nbr and nbr_plus the
+// list picks by itself hm_list_restart's search (detail::hm_search_for), so every scheme serves
+// hm_list<Key, Scheme>, and every other scheme runs Michael's Find.
 //
 // The algorithm and its memory-ordering argument live in detail/hm_bucket.hpp, shared with
 // hm_hashmap, and the public operations in detail/bucket_api.hpp; this is the list with one head.
 // `hm_list<Key, Scheme, Compare>` is a set, `hm_list_map<Key, Value, Scheme, Compare>` a map
 // (detail/container_api.hpp); basic_hm_list is also hm_list_restart (hm_list_restart.hpp), whose
-// searches restart from the head after helping.
+// searches restart from the head after helping under every scheme.
 #pragma once
 #include <atomic>
 #include <functional>
@@ -23,12 +26,16 @@
 
 #include "../concepts.hpp"
 #include "detail/bucket_api.hpp"
+#include "key_defaults.hpp"
 #include "detail/hm_bucket.hpp"
 
 namespace reclaim::ds {
 
-template <class Key, class Value, scheme Scheme, class Compare = std::less<Key>,
-          detail::hm_search Search = detail::hm_search::resume_after_helping>
+// The Harris-Michael list, a set (Value = void) or a map ordered by Compare: used as hm_list and
+// hm_list_map (below). Search picks how a search goes on after unlinking a marked node; the
+// default restarts from the head under the schemes that need it (nbr).
+template <class Key, class Value, scheme Scheme, class Compare = default_compare<Key>,
+          detail::hm_search Search = detail::hm_search_for<Scheme>>
 class basic_hm_list
     : public detail::bucket_api<basic_hm_list<Key, Value, Scheme, Compare, Search>, Key, Value,
                                 Scheme, Compare,
@@ -38,6 +45,8 @@ class basic_hm_list
   static constexpr bool restarts = Search == detail::hm_search::restart_after_helping;
 
  public:
+  // Its name in the lab and in messages (hm_list_restart where its searches restart), the domain of
+  // Scheme it retires into, and the hazard slots an operation uses at once.
   static constexpr std::string_view name = restarts ? (api::is_map ? "hm_list_restart_map"
                                                                    : "hm_list_restart")
                                                     : (api::is_map ? "hm_list_map" : "hm_list");
@@ -49,7 +58,8 @@ class basic_hm_list
     if (n == needs_restartable_read_phases && !restarts)
       return {false,
               "searches resume from the predecessor after unlinking a marked node instead of "
-              "restarting from the head (use hm_list_restart)"};
+              "restarting from the head (hm_list and hm_list_restart restart under such a "
+              "scheme)"};
     return {true};
   }
 
@@ -57,12 +67,13 @@ class basic_hm_list
                          const Compare& comp = Compare())
       : api(domain, comp) {
     // offers()'s reason, repeated: a static_assert message must be a string literal.
+    // Only an explicit hm_search::resume_after_helping fails it: the aliases pick the restart.
     static_assert(meets<Scheme, basic_hm_list>(needs_restartable_read_phases),
-                  "hm_list and hm_list_map cannot serve a scheme that needs restartable read "
-                  "phases (nbr, nbr_plus): searches resume from the predecessor after unlinking a "
-                  "marked node instead of restarting from the head. Use hm_list_restart / "
-                  "hm_list_restart_map (reclaim/ds/hm_list_restart.hpp), which every scheme can "
-                  "protect");
+                  "basic_hm_list with hm_search::resume_after_helping cannot serve a scheme that "
+                  "needs restartable read phases (nbr, nbr_plus): searches resume from the "
+                  "predecessor after unlinking a marked node instead of restarting from the head. "
+                  "Use hm_list / hm_list_map, which restart under such a scheme by themselves, or "
+                  "hm_list_restart / hm_list_restart_map");
     static_assert(has_slots<Scheme, basic_hm_list>(),
                   "hm_list, hm_list_restart and their maps protect 3 nodes at once (the "
                   "predecessor, the node and its successor), and this scheme's guard has fewer "
@@ -70,11 +81,12 @@ class basic_hm_list
   }
 };
 
-// A set of keys ordered by Compare.
-template <class Key, scheme Scheme, class Compare = std::less<Key>>
+// A set of keys ordered by Compare; under nbr and nbr_plus it is hm_list_restart.
+template <class Key, scheme Scheme, class Compare = default_compare<Key>>
 using hm_list = basic_hm_list<Key, void, Scheme, Compare>;
-// A map from keys ordered by Compare to values fixed at insertion.
-template <class Key, class Value, scheme Scheme, class Compare = std::less<Key>>
+// A map from keys ordered by Compare to values fixed at insertion; under nbr and nbr_plus it is
+// hm_list_restart_map.
+template <class Key, class Value, scheme Scheme, class Compare = default_compare<Key>>
 using hm_list_map = basic_hm_list<Key, Value, Scheme, Compare>;
 
 }  // namespace reclaim::ds

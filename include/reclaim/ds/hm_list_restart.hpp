@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // hm_list_restart: the Harris-Michael list (Michael, SPAA 2002) changed so that every read phase
 // starts at the head: the list paper 000 builds for its experiment E4 ("the cost of restarting from
 // the root"), and the form NBR can protect.
@@ -15,7 +16,9 @@
 // traversal from the head each, which the paper measures (E4).
 //
 // It is basic_hm_list (hm_list.hpp) with the restart policy: `hm_list_restart<Key, Scheme,
-// Compare>` is the set, `hm_list_restart_map<Key, Value, Scheme, Compare>` the map.
+// Compare>` is the set, `hm_list_restart_map<Key, Value, Scheme, Compare>` the map. Under nbr and
+// nbr_plus hm_list is this same type (it picks the restart by itself); the name chooses the
+// restart under every other scheme too, as experiment E4 compares it there.
 #pragma once
 #include <functional>
 
@@ -26,11 +29,11 @@
 namespace reclaim::ds {
 
 // A set of keys ordered by Compare.
-template <class Key, scheme Scheme, class Compare = std::less<Key>>
+template <class Key, scheme Scheme, class Compare = default_compare<Key>>
 using hm_list_restart =
     basic_hm_list<Key, void, Scheme, Compare, detail::hm_search::restart_after_helping>;
 // A map from keys ordered by Compare to values fixed at insertion.
-template <class Key, class Value, scheme Scheme, class Compare = std::less<Key>>
+template <class Key, class Value, scheme Scheme, class Compare = default_compare<Key>>
 using hm_list_restart_map =
     basic_hm_list<Key, Value, Scheme, Compare, detail::hm_search::restart_after_helping>;
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // lazy_list: the lazy list of Heller, Herlihy, Luchangco, Moir, Scherer and Shavit (OPODIS 2005).
 //
 // A sorted singly linked list with head and tail sentinels. Searches take no locks; insert and
@@ -41,6 +42,8 @@
 
 namespace reclaim::ds {
 
+// The lazy list of Heller et al. (optimistic, with a lock per node), a set (Value = void) or a map
+// ordered by Compare: used as lazy_list and lazy_list_map (below).
 template <class Key, class Value, scheme Scheme, class Compare = std::less<Key>>
 class basic_lazy_list
     : public detail::lookup_api<basic_lazy_list<Key, Value, Scheme, Compare>, Key, Value,
@@ -51,10 +54,13 @@ class basic_lazy_list
   using api::domain_, api::life_, api::comp_;
 
  public:
+  // Its name in the lab and in messages, the domain of Scheme it retires into and the guard each
+  // operation holds, and the hazard slots it uses at once (the predecessor and the node).
   static constexpr std::string_view name = api::is_map ? "lazy_list_map" : "lazy_list";
   using typename api::domain_type, typename api::guard_type;
   static constexpr unsigned slots_used = 2;
 
+  // Its answer to each need a scheme may have (concepts.hpp): all but allocated nodes.
   static constexpr support offers(needs n) {
     switch (n) {
       case needs_validated_reads: return {true};  // by restarting when the predecessor is marked
@@ -90,6 +96,8 @@ class basic_lazy_list
     }
   }
 
+  // Removes key (and its value) under the locks of the node and its predecessor; returns whether it
+  // was present. The node it unlinks is retired.
   bool erase(const Key& key) {
     detail::lifetime_check::operation op(life_);
     guard_type g(domain_);
@@ -106,13 +114,13 @@ class basic_lazy_list
         pred->next.store(curr->next.load(std::memory_order_relaxed), std::memory_order_release);
       }
       g.retire(as_node(curr));  // as a node: its deleter destroys the key and value
-      return true;
+      return this->erased();
     }
   }
 
-  // Quiescent (size(), for_each() and key_sum() come from container_api): keys strictly increasing
-  // and no marked node reachable.
-  bool well_formed() const {
+  // Quiescent (unsafe_size(), unsafe_for_each() and unsafe_key_sum() come from container_api): keys
+  // strictly increasing and no marked node reachable.
+  bool unsafe_well_formed() const {
     const node* last = nullptr;
     for (link_node* n = first(); n != &tail_; n = n->next.load(std::memory_order_acquire)) {
       if ((last && !comp_(last->key, as_node(n)->key)) || n->marked.load(std::memory_order_relaxed))

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // lazy_skiplist: the optimistic skiplist of Herlihy, Lev, Luchangco and Shavit ("A simple
 // optimistic skiplist algorithm", SIROCCO 2007).
 //
@@ -21,7 +22,7 @@
 // An update keeps its predecessors protected until it has locked them: under hp each one holds a
 // hazard slot until the guard ends (a slot per level of the tower, plus the node being looked at,
 // the one before it and the node that ended the level above: slots_used = MaxHeight + 2, which
-// hp<> with its 4 slots does not have; use hp<reclaim::slots<14>>). Successors need no
+// hp<> with its 4 slots does not have). Successors need no
 // protection: validation reads each one again from its locked, unmarked predecessor, and a node
 // linked there cannot be unlinked, hence not retired, while that lock is held. (The original
 // compares with the successor found by the search instead, which under manual reclamation could
@@ -29,10 +30,18 @@
 //
 // Phases (NBR, paper 000 section 5.2). Each search is a read phase from the head; the write phase
 // reserves the predecessors the update will lock (and the node an erase unlinks): up to
-// MaxHeight + 1 reservations, more than nbr<>'s 8 (use nbr<reclaim::slots<13>>). An erase
+// MaxHeight + 1 reservations, more than nbr<>'s 8. An erase
 // that finds its predecessors changed after marking its node searches again, keeping the node's
 // lock across that read phase: no one else can retire a node we marked, and the lock is released
 // by hand, not by an object a restart would skip. A map's visit() reserves the node before f.
+//
+// Sizing. The skiplist runs on its scheme sized for it (schemes/sized_for.hpp): hp<>,
+// crystalline_w<> and the other slot schemes with slots<MaxHeight + 2>, nbr<> and nbr_plus<> with
+// slots<MaxHeight + 1>, every other scheme as it is; so lazy_skiplist<Key, hp<>> works as
+// written, and switching schemes stays one template argument. Its domain_type is the sized
+// scheme's domain (hp<reclaim::slots<14>>::domain for hp<>): the default constructor takes that
+// scheme's default domain, and a domain of the unsized scheme is refused by a static_assert that
+// says what to pass.
 //
 // Keys and values. `lazy_skiplist<Key, Scheme, Compare>` is a set, `lazy_skiplist_map<Key, Value,
 // Scheme, Compare>` a map (detail/container_api.hpp). The head is a link-only tower inside the
@@ -57,10 +66,12 @@
 #include <functional>
 #include <string_view>
 #include <thread>
+#include <type_traits>
 #include <utility>
 
 #include "../concepts.hpp"
 #include "../read_phase.hpp"
+#include "../schemes/sized_for.hpp"
 #include "detail/container_api.hpp"
 #include "detail/lifetime_check.hpp"
 #include "detail/lookup_api.hpp"
@@ -68,21 +79,36 @@
 #include "../core/sync.hpp"
 
 namespace reclaim::ds {
+namespace detail {
 
+// The scheme a skiplist of MaxHeight levels runs on: Scheme with the slots_used and
+// reservations_used below where its defaults hold fewer (sized_for, with the counts spelled out:
+// the class cannot name itself complete in its own base clause).
+template <class Scheme, unsigned MaxHeight>
+using skiplist_scheme = sized_to<Scheme, MaxHeight + 2, MaxHeight + 1>;
+
+}  // namespace detail
+
+// The lazy skiplist of Herlihy, Lev, Luchangco and Shavit, towers of up to MaxHeight levels, a set
+// (Value = void) or a map ordered by Compare, on Scheme sized for it (sized_for): used as
+// lazy_skiplist and lazy_skiplist_map (below).
 template <class Key, class Value, scheme Scheme, class Compare = std::less<Key>,
           unsigned MaxHeight = 12>
 class basic_lazy_skiplist
     : public detail::lookup_api<basic_lazy_skiplist<Key, Value, Scheme, Compare, MaxHeight>,
-                                Key, Value, Scheme, Compare> {
-  using api = detail::lookup_api<basic_lazy_skiplist, Key, Value, Scheme, Compare>;
+                                Key, Value, detail::skiplist_scheme<Scheme, MaxHeight>, Compare> {
+  using api = detail::lookup_api<basic_lazy_skiplist, Key, Value,
+                                 detail::skiplist_scheme<Scheme, MaxHeight>, Compare>;
   friend api;
   friend typename api::container;
   using api::domain_, api::life_, api::comp_;
   static_assert(MaxHeight >= 1 && MaxHeight <= 30, "a tower has 1 to 30 levels");
 
  public:
+  // Its name in the lab and in messages.
   static constexpr std::string_view name = api::is_map ? "lazy_skiplist_map" : "lazy_skiplist";
-  using typename api::domain_type, typename api::guard_type;
+  // scheme_type is Scheme sized for the skiplist, domain_type its domain.
+  using typename api::scheme_type, typename api::domain_type, typename api::guard_type;
   static constexpr unsigned max_height = MaxHeight;
   // Hazard slots at once: a predecessor per level of the tower (the last one is the node before
   // the key on level 0), the node being looked at, and the node that ended the level above.
@@ -94,21 +120,35 @@ class basic_lazy_skiplist
   // every search is one, from the head.
   static constexpr support offers(needs) { return {true}; }
 
-  explicit basic_lazy_skiplist(domain_type& domain = Scheme::default_domain(),
+  explicit basic_lazy_skiplist(domain_type& domain = scheme_type::default_domain(),
                                const Compare& comp = Compare())
       : api(domain, comp) {
-    static_assert(has_slots<Scheme, basic_lazy_skiplist>(),
+    // The base clause's counts are slots_used and reservations_used.
+    static_assert(std::same_as<scheme_type, sized_for<Scheme, basic_lazy_skiplist>>);
+    // Only a scheme that sized_for cannot size (one of the user's own, without slots<K>) fails.
+    static_assert(has_slots<scheme_type, basic_lazy_skiplist>() && has_reservations(),
                   "lazy_skiplist and lazy_skiplist_map protect up to MaxHeight + 2 nodes at once "
-                  "(a predecessor on every level of a tower, the node looked at and the node "
-                  "that ended the level above), and this scheme's guard has fewer hazard slots: "
-                  "use hp<reclaim::slots<14>> for the default MaxHeight of 12");
-    if constexpr (neutralizable_guard<guard_type>)
-      static_assert(guard_type::reservation_count >= reservations_used,
-                    "lazy_skiplist and lazy_skiplist_map reserve up to MaxHeight + 1 nodes in a "
-                    "write phase (an erased node and its predecessor on every level of its "
-                    "tower), more than this scheme's reservations: use "
-                    "nbr<reclaim::slots<13>> (or nbr_plus) for the default MaxHeight of 12");
+                  "and reserve up to MaxHeight + 1, and reclaim::sized_for could not give this "
+                  "scheme that many: give it the slots itself (slots<14> and slots<13> for the "
+                  "default MaxHeight of 12)");
   }
+  // A domain of another scheme than scheme_type, such as the unsized scheme's (hp<>::domain where
+  // the skiplist runs on hp<reclaim::slots<14>>): one error that says what to pass, rather than
+  // a list of constructors that do not match. Derived domains still take the constructor above.
+  template <class Domain>
+    requires(!std::is_convertible_v<Domain&, domain_type&> &&
+             !std::is_base_of_v<basic_lazy_skiplist, std::remove_cv_t<Domain>>)
+  explicit basic_lazy_skiplist(Domain&, const Compare& comp = Compare())
+      : basic_lazy_skiplist(scheme_type::default_domain(), comp) {
+    static_assert(std::is_same_v<Domain, domain_type>,
+                  "lazy_skiplist runs on its scheme sized for it (reclaim::sized_for<Scheme, "
+                  "lazy_skiplist<...>>: hp<> and crystalline_w<> with slots<14>, nbr<> and "
+                  "nbr_plus<> with slots<13>), so it takes that scheme's domain: pass a "
+                  "decltype(container)::domain_type (for example "
+                  "reclaim::hp<reclaim::slots<14>>::domain under hp<>), or no domain for that "
+                  "scheme's default one");
+  }
+  // Quiescent: frees the nodes left (retired ones are the domain's).
   ~basic_lazy_skiplist() {
     life_.before_destruction(domain_);
     for (link_node* n = head_.links[0].load(std::memory_order_relaxed); n;) {
@@ -118,6 +158,8 @@ class basic_lazy_skiplist
     }
   }
 
+  // Removes key (and its value): marks its node under its lock, then unlinks it from every level
+  // under its predecessors' locks and retires it. Returns whether it was present.
   bool erase(const Key& key) {
     detail::lifetime_check::operation op(life_);
     guard_type g(domain_);
@@ -162,14 +204,15 @@ class basic_lazy_skiplist
       }
       victim->lock.unlock();
       retire(g, victim);  // as its tower: its deleter destroys the key and value
-      return true;
+      return this->erased();
     }
   }
 
-  // Quiescent (size(), for_each() and key_sum() come from container_api): on every level keys
-  // strictly increase, every node is unmarked and fully linked and reached only on levels of its
-  // tower, and the nodes of each level are exactly those of the level below whose tower reaches it.
-  bool well_formed() const {
+  // Quiescent (unsafe_size(), unsafe_for_each() and unsafe_key_sum() come from container_api): on
+  // every level keys strictly increase, every node is unmarked and fully linked and reached only on
+  // levels of its tower, and the nodes of each level are exactly those of the level below whose
+  // tower reaches it.
+  bool unsafe_well_formed() const {
     std::size_t count[MaxHeight] = {};
     for (const link_node* n = first(0); n; n = n->next[0].load(std::memory_order_acquire)) {
       if (n->height < 1 || n->height > MaxHeight || n->marked.load(std::memory_order_relaxed) ||
@@ -198,9 +241,16 @@ class basic_lazy_skiplist
   }
 
  private:
+  // Whether the guard reserves reservations_used nodes in a write phase (only nbr's reserve).
+  static constexpr bool has_reservations() {
+    if constexpr (neutralizable_guard<guard_type>)
+      return guard_type::reservation_count >= reservations_used;
+    else
+      return true;
+  }
   // What every node has, the head included: a tower of links, the flags and the lock. `next`
   // points at the links, which follow the node in its tower.
-  struct link_node : Scheme::node_base {
+  struct link_node : scheme_type::node_base {
     link_node(core::atomic<link_node*>* links, unsigned h)
         : next(links), height(static_cast<std::uint8_t>(h)) {}
     core::atomic<link_node*>* const next;
@@ -503,10 +553,10 @@ class basic_lazy_skiplist
   head_tower head_;
 };
 
-// A set of keys ordered by Compare.
+// A set of keys ordered by Compare, on Scheme sized for it.
 template <class Key, scheme Scheme, class Compare = std::less<Key>, unsigned MaxHeight = 12>
 using lazy_skiplist = basic_lazy_skiplist<Key, void, Scheme, Compare, MaxHeight>;
-// A map from keys ordered by Compare to values fixed at insertion.
+// A map from keys ordered by Compare to values fixed at insertion, on Scheme sized for it.
 template <class Key, class Value, scheme Scheme, class Compare = std::less<Key>,
           unsigned MaxHeight = 12>
 using lazy_skiplist_map = basic_lazy_skiplist<Key, Value, Scheme, Compare, MaxHeight>;

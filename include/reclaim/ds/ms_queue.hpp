@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // ms_queue: the lock-free FIFO queue of Michael and Scott (PODC 1996), the queue that paper 003
 // (Stamp-it, Pöter and Träff) measures its schemes on.
 //
@@ -40,22 +41,27 @@
 #include "../read_phase.hpp"
 #include "detail/container_base.hpp"
 #include "detail/lifetime_check.hpp"
+#include "detail/pop_waiting.hpp"
 #include "detail/value_slot.hpp"
 #include "../core/sync.hpp"
 
 namespace reclaim::ds {
 
 template <class T, scheme Scheme>
-class ms_queue : public detail::container_base<Scheme> {
+class ms_queue : public detail::container_base<Scheme>,
+                 public detail::blocking_pops<ms_queue<T, Scheme>, T> {
   using base = detail::container_base<Scheme>;
   using base::domain_, base::life_;
 
  public:
+  // Its name in the lab and in messages, the type of its elements, the domain of Scheme it retires
+  // into and the guard each operation holds, and the hazard slots it uses at once (head and next).
   static constexpr std::string_view name = "ms_queue";
   using value_type = T;
   using typename base::domain_type, typename base::guard_type;
   static constexpr unsigned slots_used = 2;
 
+  // Its answer to each need a scheme may have (concepts.hpp): all of them.
   static constexpr support offers(needs n) {
     switch (n) {
       case needs_validated_reads: return {true};  // by re-reading head_ after protecting its next
@@ -91,8 +97,10 @@ class ms_queue : public detail::container_base<Scheme> {
     delete dummy;  // its storage is empty
   }
 
+  // Appends value at the tail.
   void push(T value) { emplace(std::move(value)); }
 
+  // Appends a T constructed from args.
   template <class... Args>
   void emplace(Args&&... args) {
     detail::lifetime_check::operation op(life_);
@@ -112,9 +120,12 @@ class ms_queue : public detail::container_base<Scheme> {
         continue;
       }
       // The linearization point. release: publishes the new node's value and next to whoever
-      // reads it from this link (pop's protect of the head's next, push's load above).
-      if (tail->next.compare_exchange_strong(next, fresh, std::memory_order_release,
+      // reads it from this link (pop's protect of the head's next, push's load above). seq_cst
+      // (the same instruction on x86-64): with pushed()'s fence_after_rmw(), the full fence after
+      // which a push looks for waiting consumers (detail/pop_waiting.hpp).
+      if (tail->next.compare_exchange_strong(next, fresh, std::memory_order_seq_cst,
                                              std::memory_order_relaxed)) {
+        this->waiting_.pushed();
         // release: publishes the new node to pushes that read it from tail_. Failure is fine:
         // someone helped already.
         tail_.compare_exchange_strong(tail, fresh, std::memory_order_release,
@@ -124,6 +135,8 @@ class ms_queue : public detail::container_base<Scheme> {
     }
   }
 
+  // Takes the value at the head, or nothing if the queue is empty; the node it leaves (the old
+  // dummy) is retired.
   std::optional<T> pop() {
     detail::lifetime_check::operation op(life_);
     guard_type g(domain_);
@@ -158,6 +171,7 @@ class ms_queue : public detail::container_base<Scheme> {
       }
     }
   }
+
 
   // A snapshot: whether the queue was empty at some moment during the call.
   bool empty() {

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // nm_bst: the lock-free external binary search tree of Natarajan and Mittal (PPoPP 2014), made
 // safe for hazard pointers by validating the edge into the "dangerous zone" (Arovi and Nikolaev,
 // SCOT, 2025).
@@ -79,6 +80,8 @@ namespace reclaim::ds {
 
 struct nm_bst_test_peer;
 
+// The lock-free external BST of Natarajan and Mittal, a set (Value = void) or a map ordered by
+// Compare: used as nm_bst and nm_bst_map (below).
 template <class Key, class Value, scheme Scheme, class Compare = std::less<Key>>
 class basic_nm_bst
     : public detail::lookup_api<basic_nm_bst<Key, Value, Scheme, Compare>, Key, Value,
@@ -90,11 +93,14 @@ class basic_nm_bst
   friend struct nm_bst_test_peer;
 
  public:
+  // Its name in the lab and in messages, the domain of Scheme it retires into and the guard each
+  // operation holds.
   static constexpr std::string_view name = api::is_map ? "nm_bst_map" : "nm_bst";
   using typename api::domain_type, typename api::guard_type;
   // Ancestor, successor, leaf, and the child being read (see the header).
   static constexpr unsigned slots_used = 4;
 
+  // Its answer to each need a scheme may have (concepts.hpp): all but allocated nodes.
   static constexpr support offers(needs n) {
     switch (n) {
       case needs_validated_reads: return {true};          // the zone's entry edge (header)
@@ -133,6 +139,9 @@ class basic_nm_bst
     }
   }
 
+  // Removes key (and its value): flags the edge to its leaf, then cuts the leaf and its parent out
+  // of the tree (or finds that another operation's cleanup did); what is cut out is retired.
+  // Returns whether it was present.
   bool erase(const Key& key) {
     detail::lifetime_check::operation op(life_);
     guard_type g(domain_);
@@ -146,7 +155,7 @@ class basic_nm_bst
       if (edge_to(r.parent, key).compare_exchange_strong(expected, link(r.leaf, flag),
                                                          std::memory_order_acq_rel,
                                                          std::memory_order_acquire)) {
-        if (cleanup(g, key, r)) return true;
+        if (cleanup(g, key, r)) return this->erased();
         break;
       }
       if (expected.get() == r.leaf && expected.mark()) cleanup(g, key, r);  // help, then retry
@@ -156,16 +165,17 @@ class basic_nm_bst
       const seek_record r = seek(g, key);
       // A leaf with our key under a flagged edge is ours, or (if ours went and the key came back)
       // another delete's: helping it is harmless. Anything else: ours is gone.
-      if (!holds(r.leaf, key) || !(r.leaf_edge.mark() & flag)) return true;
+      if (!holds(r.leaf, key) || !(r.leaf_edge.mark() & flag)) return this->erased();
       g.write_phase(r.ancestor, r.successor, r.parent, r.leaf);
-      if (cleanup(g, key, r)) return true;
+      if (cleanup(g, key, r)) return this->erased();
     }
   }
 
-  // Quiescent (size(), for_each() and key_sum() come from container_api): no marked edge, every
-  // router has two children, every key lies on the side its routers send it to, and the sentinels
-  // are where they belong (the inf0 leaf the rightmost leaf below the inf1 router).
-  bool well_formed() const {
+  // Quiescent (unsafe_size(), unsafe_for_each() and unsafe_key_sum() come from container_api): no
+  // marked edge, every router has two children, every key lies on the side its routers send it to,
+  // and the sentinels are where they belong (the inf0 leaf the rightmost leaf below the inf1
+  // router).
+  bool unsafe_well_formed() const {
     struct frame {
       const node* n;
       const Key* low;   // keys here are >= *low (nullptr: unbounded)
@@ -218,7 +228,7 @@ class basic_nm_bst
     std::size_t routers = 0;  // internal nodes below the two sentinel routers
     std::size_t height = 0;   // edges on the longest path from the root to a leaf
   };
-  tree_shape shape() const {
+  tree_shape unsafe_shape() const {
     tree_shape s;
     std::vector<std::pair<const node*, std::size_t>> todo{
         {inner_.child[left].load(std::memory_order_acquire).get(), 2}};

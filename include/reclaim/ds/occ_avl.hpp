@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // occ_avl: the optimistic relaxed AVL tree of Bronson, Casper, Chafi and Olukotun ("A practical
 // concurrent binary search tree", PPoPP 2010; the OCCtree of paper 001's Figure 1).
 //
@@ -14,10 +15,10 @@
 // thread walks up through parent pointers, fixing heights and rotating where a node's children
 // differ in height by more than one (single or double rotations, under the locks of the parent, the
 // node, and the child or grandchild that move), until a node needs nothing; the balance is relaxed
-// while updates run and strict when they stop: well_formed() checks heights, balance, order and
-// links. Node: 64 bytes with int64 keys (the retire hook, key, version, height, presence, lock, and
-// three links), and one allocation per insert of a new key, none per erase: paper 001's contrast
-// with the ABtree's 288-byte nodes, one or two per update.
+// while updates run and strict when they stop: unsafe_well_formed() checks heights, balance, order
+// and links. Node: 64 bytes with int64 keys (the retire hook, key, version, height, presence, lock,
+// and three links), and one allocation per insert of a new key, none per erase: paper 001's
+// contrast with the ABtree's 288-byte nodes, one or two per update.
 //
 // Keys and values. `occ_avl<Key, Scheme, Compare>` is a set, `occ_avl_map<Key, Value, Scheme,
 // Compare>` a map (detail/container_api.hpp). The set's node holds its key and a presence flag. A
@@ -68,6 +69,8 @@
 
 namespace reclaim::ds {
 
+// The optimistic relaxed AVL tree of Bronson et al., a set (Value = void) or a map ordered by
+// Compare: used as occ_avl and occ_avl_map (below).
 template <class Key, class Value, scheme Scheme, class Compare = std::less<Key>>
 class basic_occ_avl
     : public detail::container_api<basic_occ_avl<Key, Value, Scheme, Compare>, Key, Value>,
@@ -78,11 +81,14 @@ class basic_occ_avl
   using base::domain_, base::life_, base::comp_;
 
  public:
+  // Its name in the lab and in messages, the domain of Scheme it retires into and the guard each
+  // operation holds.
   static constexpr std::string_view name = api::is_map ? "occ_avl_map" : "occ_avl";
   using typename base::domain_type, typename base::guard_type;
   // A search's parent, node and child; the walk up's node, its parent (or children) and the next.
   static constexpr unsigned slots_used = 3;
 
+  // Its answer to each need a scheme may have (concepts.hpp): validated reads only.
   static constexpr support offers(needs n) {
     switch (n) {
       case needs_validated_reads: return {true};  // hand-over-hand versions (see the header)
@@ -128,6 +134,7 @@ class basic_occ_avl
     }
   }
 
+  // Whether key is in the tree.
   bool contains(const Key& key) {
     detail::lifetime_check::operation op(life_);
     guard_type g(domain_);
@@ -151,6 +158,8 @@ class basic_occ_avl
     return true;
   }
 
+  // Removes key (and its value); returns whether it was present. A node with at most one child is
+  // unlinked and retired; one with two stays as a routing node, only its key (and value) removed.
   bool erase(const Key& key) {
     detail::lifetime_check::operation op(life_);
     guard_type g(domain_);
@@ -176,7 +185,7 @@ class basic_occ_avl
         fix_height_and_rebalance(g, parent, at.parent_slot);
         retire(g, gone);
         g.retire(as_keyed(n));
-        return true;
+        return this->erased();
       }
       // Two children: the node stays as a routing node.
       std::scoped_lock node_lock(n->lock);
@@ -186,14 +195,15 @@ class basic_occ_avl
           !n->child[right].load(std::memory_order_relaxed))
         continue;  // lost a child meanwhile: unlink it instead
       retire(g, clear(n));
-      return true;
+      return this->erased();
     }
   }
 
-  // Quiescent (size(), for_each() and key_sum() come from container_api): a strict AVL tree (every
-  // height exact, children's heights within one), in key order, with consistent parent links, no
-  // node shrinking or unlinked, and no routing node with fewer than two children.
-  bool well_formed() const {
+  // Quiescent (unsafe_size(), unsafe_for_each() and unsafe_key_sum() come from container_api): a
+  // strict AVL tree (every height exact, children's heights within one), in key order, with
+  // consistent parent links, no node shrinking or unlinked, and no routing node with fewer than two
+  // children.
+  bool unsafe_well_formed() const {
     struct frame {
       const node* n;
       const node* parent;
@@ -232,7 +242,7 @@ class basic_occ_avl
     std::size_t routing_nodes = 0;  // erased keys whose nodes stay (two children)
     std::size_t height = 0;         // nodes on the longest path from the root
   };
-  tree_shape shape() const {
+  tree_shape unsafe_shape() const {
     tree_shape s;
     const node* root = holder_.child[right].load(std::memory_order_acquire);
     s.height = static_cast<std::size_t>(height(root));

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // treiber_stack: Treiber's lock-free stack (Treiber, IBM research report RJ 5118, 1986).
 //
 // What it is. A singly linked list whose first node is the top. push links a new node in front of
@@ -32,22 +33,27 @@
 #include "../read_phase.hpp"
 #include "detail/container_base.hpp"
 #include "detail/lifetime_check.hpp"
+#include "detail/pop_waiting.hpp"
 #include "detail/value_slot.hpp"
 #include "../core/sync.hpp"
 
 namespace reclaim::ds {
 
 template <class T, scheme Scheme>
-class treiber_stack : public detail::container_base<Scheme> {
+class treiber_stack : public detail::container_base<Scheme>,
+                      public detail::blocking_pops<treiber_stack<T, Scheme>, T> {
   using base = detail::container_base<Scheme>;
   using base::domain_, base::life_;
 
  public:
+  // Its name in the lab and in messages, the type of its elements, the domain of Scheme it retires
+  // into and the guard each operation holds, and the hazard slots it uses at once (the top).
   static constexpr std::string_view name = "treiber_stack";
   using value_type = T;
   using typename base::domain_type, typename base::guard_type;
   static constexpr unsigned slots_used = 1;
 
+  // Its answer to each need a scheme may have (concepts.hpp): all of them.
   static constexpr support offers(needs n) {
     switch (n) {
       case needs_validated_reads: return {true};  // top_ is re-read; a popped node never returns
@@ -73,8 +79,10 @@ class treiber_stack : public detail::container_base<Scheme> {
     }
   }
 
+  // Pushes value on top.
   void push(T value) { emplace(std::move(value)); }
 
+  // Pushes a T constructed from args on top.
   template <class... Args>
   void emplace(Args&&... args) {
     detail::lifetime_check::operation op(life_);
@@ -85,10 +93,14 @@ class treiber_stack : public detail::container_base<Scheme> {
       fresh->next = top;  // ours until the CAS publishes it
       // release: publishes the new node's value and next; pairs with the acquire in pop's
       // protect(). Every write to top_ is a CAS, so each one continues the release sequence.
-    } while (!top_.compare_exchange_weak(top, fresh, std::memory_order_release,
+      // seq_cst (the same instruction on x86-64): with pushed()'s fence_after_rmw(), the full
+      // fence after which a push looks for waiting consumers (detail/pop_waiting.hpp).
+    } while (!top_.compare_exchange_weak(top, fresh, std::memory_order_seq_cst,
                                          std::memory_order_relaxed));
+    this->waiting_.pushed();
   }
 
+  // Takes the value on top, or nothing if the stack is empty; its node is retired.
   std::optional<T> pop() {
     detail::lifetime_check::operation op(life_);
     guard_type g(domain_);
@@ -106,6 +118,7 @@ class treiber_stack : public detail::container_base<Scheme> {
       }
     }
   }
+
 
   // A snapshot: whether the stack was empty at some moment during the call.
   bool empty() const { return top_.load(std::memory_order_acquire) == nullptr; }

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The `amortized` free policies (paper 001, section 3.3: "amortized free", AF).
 //
 // What it is. When a scheme has proven a batch of retired objects safe, batch_free frees the whole

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The `batch` free policy: a batch of retired objects that the scheme has proven safe is freed at
 // once, as the original papers do. It is the default for every scheme that frees in batches.
 #pragma once
@@ -7,6 +8,8 @@
 
 namespace reclaim {
 
+// The policy_kind tag of every free policy: a scheme takes the first policy of this kind among its
+// Policies... (core::find_policy_t), batch_free where there is none.
 struct free_policy_kind {};
 
 // Every free policy declares `bounded`: whether garbage the scheme proved safe is freed within a
@@ -26,6 +29,8 @@ struct batch_free {
   static constexpr bool bounded = true;  // nothing safe is kept
   static constexpr bool keeps_safe_garbage = false;
 
+  // The part in each thread's record: release() frees the whole safe batch at once (a batch_free
+  // event while a timeline records), so it never holds anything and the other calls do nothing.
   struct local {
     template <class Ctx>
     void release(core::retired_list&& safe, Ctx& ctx) noexcept {

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // crystalline_l and crystalline_w: Crystalline-L and Crystalline-W (Nikolaev and Ravindran,
 // "Crystalline: Fast and Memory Efficient Wait-Free Reclamation", DISC 2021; full version "A Family
 // of Fast and Memory Efficient Lock- and Wait-Free Reclamation", PLDI 2024, arXiv 2108.02763):
@@ -66,8 +67,13 @@
 
 namespace reclaim {
 
+// Crystalline, lock-free or wait-free (WaitFree): used as crystalline_l and crystalline_w (below),
+// with its policies (policies.hpp) in any order.
 template <bool WaitFree, class... Policies>
 struct basic_crystalline : core::scheme_base<basic_crystalline<WaitFree, Policies...>> {
+  // Its policies, as given in Policies... or by default: the free policy (batch_free), slots<K>
+  // (4), advance_every<N> (64), scan_every<N> (64, the smallest batch), fast_path<N> (16, used by
+  // crystalline_w only).
   using free_policy = core::find_policy_t<free_policy_kind, batch_free, Policies...>;
   static constexpr unsigned slot_count = core::policy_value<slots<4>, Policies...>;
   static constexpr unsigned era_every = core::policy_value<advance_every<64>, Policies...>;
@@ -84,6 +90,7 @@ struct basic_crystalline : core::scheme_base<basic_crystalline<WaitFree, Policie
                     !(std::is_same_v<typename Policies::policy_kind, fast_path_kind> || ...),
                 "fast_path<N> is for crystalline_w");
 
+  // Its name in the lab and in messages.
   static constexpr std::string_view name =
       WaitFree ? std::string_view("crystalline_w") : std::string_view("crystalline_l");
   // Batch reference counting (DESIGN.md's family table, as hyaline): a batch goes with the last
@@ -111,12 +118,15 @@ struct basic_crystalline : core::scheme_base<basic_crystalline<WaitFree, Policie
     core::atomic<std::int64_t> refs{0};
   };
 
+  // Its domain and the hooks of its slots (below), and the guard of an operation and the protection
+  // of a guard_ptr: the shared slot guard's and protection's (core/slot_guard.hpp) over the hooks.
   struct slot_hooks;
   class domain;
   using guard = core::slot_guard<slot_hooks>;
   using protection = core::slot_protection<slot_hooks>;
 };
 
+// Crystalline-L (lock-free), and Crystalline-W, whose protect() is wait-free (helping).
 template <class... Policies>
 using crystalline_l = basic_crystalline<false, Policies...>;
 template <class... Policies>
@@ -151,6 +161,8 @@ struct crystalline_record : core::thread_record<FreePolicy> {
 
 }  // namespace detail
 
+// One crystalline instance's shared state: the thread records with their reservations, and the
+// garbage (core/domain.hpp). default_domain() is the one the containers use unless given another.
 template <bool WaitFree, class... Policies>
 class basic_crystalline<WaitFree, Policies...>::domain
     : public detail::batch_domain<
@@ -172,6 +184,8 @@ class basic_crystalline<WaitFree, Policies...>::domain
   static constexpr std::int64_t bias = std::int64_t{1} << 62;
 
  public:
+  // Its scheme's guard; it offers synchronize() and barrier() (concepts.hpp's grace_periods); and
+  // domain_base's retire(node[, deleter]), from any thread.
   using guard_type = basic_crystalline::guard;
   static constexpr bool grace_periods = true;
   using base::retire;

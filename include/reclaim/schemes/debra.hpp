@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // debra: distributed epoch-based reclamation (Brown, PODC 2015).
 //
 // What it is. A global epoch; each thread announces the epoch it saw at the start of an operation,
@@ -36,12 +37,15 @@ namespace reclaim {
 
 template <class... Policies>
 struct debra : detail::epoch_scheme<debra<Policies...>> {
+  // Its policies, as given in Policies... or by default: the free policy (batch_free), and
+  // check_every<K> (20: one other thread's record is checked at every K-th operation start).
   using free_policy = core::find_policy_t<free_policy_kind, batch_free, Policies...>;
   static constexpr unsigned check_interval = core::policy_value<check_every<20>, Policies...>;
   static_assert((core::known_kinds<free_policy_kind, check_kind>::template contains<Policies> &&
                  ...),
                 "debra takes a free policy and check_every<K>");
 
+  // Its name in the lab and in messages.
   static constexpr std::string_view name = "debra";
 
   class domain;
@@ -57,6 +61,8 @@ struct debra_record : epoch_record<FreePolicy> {
 };
 }  // namespace detail
 
+// One debra instance's shared state: the epoch, the thread records with their limbo bags, and the
+// garbage (core/domain.hpp). default_domain() is the one containers use unless given another.
 template <class... Policies>
 class debra<Policies...>::domain
     : public detail::epoch_engine<debra, detail::debra_record<free_policy>> {
@@ -97,6 +103,7 @@ class debra<Policies...>::domain
   }
 };
 
+// An operation (a region) in d, from construction to destruction; protect() is a plain load.
 template <class... Policies>
 class debra<Policies...>::guard : public core::region_scheme_guard<domain> {
  public:

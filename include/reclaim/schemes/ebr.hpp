@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // ebr: epoch-based reclamation (Fraser, PhD thesis 2004), and the machinery of ner (ner.hpp).
 //
 // What it is. A global epoch. A thread entering an operation (a critical region) announces the
@@ -50,6 +51,7 @@ struct basic_ebr : detail::epoch_scheme<basic_ebr<Flavour, Policies...>> {
       (core::known_kinds<free_policy_kind, advance_kind>::template contains<Policies> && ...),
       "ebr/ner take a free policy and advance_every<K>");
 
+  // Its name in the lab and in messages: the flavour's, ebr or ner.
   static constexpr std::string_view name = Flavour::name;
 
   class domain;
@@ -69,6 +71,9 @@ struct ebr_flavour {
 template <class... Policies>
 using ebr = basic_ebr<detail::ebr_flavour, Policies...>;
 
+// One ebr (or ner) instance's shared state: the epoch, the thread records with their limbo bags,
+// and the garbage (core/domain.hpp). default_domain() is the one containers use unless given
+// another.
 template <class Flavour, class... Policies>
 class basic_ebr<Flavour, Policies...>::domain
     : public detail::epoch_engine<basic_ebr, detail::epoch_record<free_policy>> {
@@ -93,6 +98,7 @@ class basic_ebr<Flavour, Policies...>::domain
   }
 };
 
+// An operation (a region) in d, from construction to destruction; protect() is a plain load.
 template <class Flavour, class... Policies>
 class basic_ebr<Flavour, Policies...>::guard : public core::region_scheme_guard<domain> {
  public:

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // epoch_pop: EpochPOP (Singh and Brown, PPoPP 2025): epochs while they advance, hazard pointers
 // published on ping when a stalled thread holds the epoch.
 //
@@ -95,6 +96,8 @@ struct epochs_first {
     r.kept.announce.store(detail::epoch_state::idle, std::memory_order_release);
   }
 
+  // Into the bag of the epoch this operation announced; once the bags hold the size of the next
+  // attempt, the epoch is tried first, and a scan only where it does not advance.
   template <class Domain, class Record>
   static void retire(Domain& d, Record& r, core::retired_hook* node) {
     r.kept.bags.push_open(node);  // tagged with the epoch our operation announced (or later)
@@ -108,6 +111,8 @@ struct epochs_first {
     Domain::close(r);
   }
 
+  // The fallback: over the orphans and every bag, what no hazard holds goes to safe, and the rest
+  // goes back into a bag tagged with the current epoch.
   template <class Domain, class Record>
   static void scan(Domain& d, Record& r, core::retired_list& safe) {
     core::retired_list all = d.adopt_orphans();
@@ -119,6 +124,8 @@ struct epochs_first {
     while (core::retired_hook* node = all.pop()) r.kept.bags.push(node, e, r, d.gauge_);
   }
 
+  // A barrier takes every bag; an exiting thread hands its bags to the domain's orphans, with their
+  // tags; a forgotten thread is made idle; what a barrier leaves is as old as the current epoch.
   template <class Record>
   static void take_all(Record& r, core::retired_list& into) noexcept {
     r.kept.bags.take_all(into);

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // hazard_pop: HazardPOP, hazard pointers published on ping (Singh and Brown, "Publish on Ping: A
 // Better Way to Publish Reservations in Memory Reclamation for Concurrent Data Structures",
 // PPoPP 2025).

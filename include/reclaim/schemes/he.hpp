@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // he: hazard eras (Ramalhete and Correia, "Brief Announcement: Hazard Eras - Non-Blocking Memory
 // Reclamation", SPAA 2017).
 //
@@ -80,6 +81,8 @@ namespace reclaim {
 
 template <class... Policies>
 struct he : core::scheme_base<he<Policies...>> {
+  // Its policies, as given in Policies... or by default: the free policy (batch_free) and slots<K>
+  // (4); advance_every<N> and scan_every<N> below.
   using free_policy = core::find_policy_t<free_policy_kind, batch_free, Policies...>;
   static_assert((core::known_kinds<free_policy_kind, slots_kind, advance_kind,
                                    scan_every_kind>::template contains<Policies> &&
@@ -94,11 +97,15 @@ struct he : core::scheme_base<he<Policies...>> {
   static constexpr bool wait_free = false;
   static constexpr unsigned fast_tries = 0;  // unused: no slow path
 
+  // What it is (concepts.hpp): an era scheme whose garbage is bounded where its free policy is, and
+  // which needs validated reads.
   static constexpr std::string_view name = "he";
   static constexpr reclaim::family family = reclaim::family::era;
   static constexpr bool bounds_garbage = free_policy::bounded;
   static constexpr unsigned needs = needs_validated_reads;
 
+  // Its node base (the retire hook, the birth and retire eras), and the domain, guard and guard_ptr
+  // protection of the hazard eras engine (detail/hazard_eras.hpp), which wfe shares.
   using node_base = detail::era_node;
   using domain = detail::he_domain<he>;
   using guard = core::slot_guard<detail::he_slot_hooks<he>>;

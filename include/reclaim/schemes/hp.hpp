@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // hp: hazard pointers (Michael, IEEE TPDS 2004), and the family built on it.
 //
 // What it is. Each guard owns K hazard slots. Before dereferencing a node a reader publishes its
@@ -135,6 +136,8 @@ struct hazard_list {
   template <class Record>
   static void deactivate(Record&) noexcept {}
 
+  // A retire, in a guard or not, goes on the record's list, and a scan runs once the list holds
+  // the domain's threshold R; a scan takes the orphans too, and moves to safe what no hazard holds.
   template <class Domain, class Record>
   static void retire(Domain& d, Record& r, core::retired_hook* node) {
     r.kept.retired.push(node);
@@ -150,6 +153,8 @@ struct hazard_list {
     d.take_unprotected(r, r.kept.retired, safe);
   }
 
+  // A barrier takes the whole list, an exiting thread hands it to the domain's orphans, a forgotten
+  // thread leaves nothing to undo, and what a barrier leaves has no age (stamp() is 0).
   template <class Record>
   static void take_all(Record& r, core::retired_list& into) noexcept {
     into.splice(std::move(r.kept.retired));
@@ -168,6 +173,9 @@ struct hazard_list {
 
 template <class... Policies>
 struct hp : core::scheme_base<hp<Policies...>> {
+  // Its policies, as given in Policies... or by default (the family's list at the top): the free
+  // policy (batch_free), fence_policy<F> (the symmetric fence), scan_policy<S> (sorted_scan), the
+  // keeper (hazard_list), slots<K> (4), and scan_threshold<Base, PerSlot> (<100, 2>).
   using free_policy = core::find_policy_t<free_policy_kind, batch_free, Policies...>;
   using fence = typename core::find_policy_t<fence_kind, fence_policy<core::symmetric_fence>,
                                              Policies...>::type;
@@ -194,6 +202,8 @@ struct hp : core::scheme_base<hp<Policies...>> {
                 "the keeper does not work with this fence (epochs_first is epoch_pop's: it falls "
                 "back to Publish-on-Ping's scans; use reclaim::epoch_pop<>)");
 
+  // Its name in the lab and in messages (the keeper's, else the fence's: hp, hp_asym, hazard_pop,
+  // ...), and its family.
   static constexpr std::string_view name =
       keeper::name.empty() ? std::string_view(fence::scheme_name) : keeper::name;
   static constexpr reclaim::family family = reclaim::family::pointer;
@@ -202,6 +212,8 @@ struct hp : core::scheme_base<hp<Policies...>> {
   static constexpr bool bounds_garbage = free_policy::bounded;
   static constexpr unsigned needs = needs_validated_reads;
 
+  // Its domain and the hooks of its slots (below), and the guard of an operation and the protection
+  // of a guard_ptr: the shared slot guard's and protection's (core/slot_guard.hpp) over the hooks.
   struct slot_hooks;
   class domain;
   using guard = core::slot_guard<slot_hooks>;
@@ -231,6 +243,9 @@ struct hp_record : core::thread_record<FreePolicy> {
 
 }  // namespace detail
 
+// One instance's shared state: the thread records with their hazard slots and what their keeper
+// holds, and the garbage (core/domain.hpp). default_domain() is the one containers use unless
+// given another.
 template <class... Policies>
 class hp<Policies...>::domain
     : public core::domain_base<domain,
@@ -242,6 +257,7 @@ class hp<Policies...>::domain
   using holding = claim::scope<record>;
 
  public:
+  // Its scheme's guard, and it offers synchronize() and barrier() (concepts.hpp's grace_periods).
   using guard_type = hp::guard;
   static constexpr bool grace_periods = true;
   using base::retire;  // domain.retire(node[, deleter]) from any thread
@@ -473,7 +489,8 @@ class hp<Policies...>::domain
     if (own)
       core::stop_on_misuse(
           "barrier() would wait for ever: a guard_ptr or hazard_pointer of the calling thread "
-          "protects a node retired before the call; reset it before the barrier");
+          "protects a node retired before the call; reset it before the barrier "
+          "(guard_ptr::reset(), hazard_pointer::reset_protection())");
   }
 
   // A scan, and the free policy's safe garbage.
@@ -536,11 +553,14 @@ struct hp<Policies...>::slot_hooks
   static constexpr core::slot_hold holds =
       fence::tracks_activity ? core::slot_hold::while_protecting : core::slot_hold::never;
 
+  // A guard's end: the hazards of its block are cleared, then its nesting level closes.
   static void end(domain&, record& r, block& b) noexcept {
     domain::clear(b);
     domain::close(r);
   }
 
+  // Publishes the node src holds in the hazard and re-reads src until it still holds it
+  // (publish_validated()): from then on no scan frees the node while the hazard holds it.
   template <class P>
   static P protect(domain&, record&, slot& hazard, const core::atomic<P>& src,
                    std::memory_order order) noexcept {
@@ -560,6 +580,8 @@ struct hp<Policies...>::slot_hooks
     fence::light();
   }
 
+  // A protection's own slot: taken from the record's pool, given back to it, and cleared (its
+  // hazard withdrawn).
   static slot& take(domain& d, record& r) { return d.take(r); }
   static void give_back(domain&, record& r, slot& hazard) noexcept {
     domain::give_back(r, hazard);
@@ -570,6 +592,7 @@ struct hp<Policies...>::slot_hooks
   static void activate(domain& d, record& r) noexcept { d.activate(r); }
   static void deactivate(record& r) noexcept { domain::deactivate(r); }
 
+  // A retire inside a guard: to the keeper, which scans once enough waits.
   static void retire(domain& d, record& r, core::retired_hook* node) { d.retire(r, node); }
   // hp's retire needs no operation around it, but the free policy gets its turn first, as when a
   // guard opens (guard_ptr users may never open a guard; an amortized policy would then never

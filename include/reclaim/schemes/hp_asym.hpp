@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // hp_asym: hazard pointers whose readers fence nothing; the scanner issues a process-wide barrier
 // with membarrier (Linux sys_membarrier, which paper 004, section 4, names as the system-call form
 // of its mprotect barrier; folly's hazptr and liburcu's memb flavour work this way).

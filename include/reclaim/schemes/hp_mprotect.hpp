@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // hp_mprotect: hazard pointers whose readers fence nothing; the scanner forces a barrier on every
 // processor by changing the protection of a page (Dice, Herlihy, Kogan, ISMM 2016, section 4).
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // hp_splitcas: hazard pointers whose readers fence nothing; the scanner forces a global barrier
 // with a locked RMW on a word that straddles two cache lines (Dice, Herlihy, Kogan, ISMM 2016,
 // section 5).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // hyaline, hyaline_1, hyaline_s, hyaline_1s: Hyaline (Nikolaev and Ravindran, "Snapshot-free,
 // transparent, and robust memory reclamation for lock-free data structures", PLDI 2021; arXiv
 // 1905.07903). One algorithm, four variants chosen by two parameters: shared slots (k of them,
@@ -64,8 +65,12 @@
 
 namespace reclaim {
 
+// Hyaline in its four variants, used as hyaline, hyaline_1, hyaline_s and hyaline_1s (below), with
+// its policies (policies.hpp) in any order.
 template <detail::hyaline_slots Slots, bool Robust, class... Policies>
 struct basic_hyaline : core::scheme_base<basic_hyaline<Slots, Robust, Policies...>> {
+  // Its variant, shared slots or one per thread record, robust (birth eras) or plain; and its free
+  // policy, as given in Policies... or batch_free.
   static constexpr bool shared_slots = Slots == detail::hyaline_slots::shared;
   static constexpr bool robust = Robust;
   using free_policy = core::find_policy_t<free_policy_kind, batch_free, Policies...>;
@@ -91,6 +96,8 @@ struct basic_hyaline : core::scheme_base<basic_hyaline<Slots, Robust, Policies..
                     !(std::is_same_v<typename Policies::policy_kind, stall_threshold_kind> || ...),
                 "stall_threshold<N> is for hyaline_s");
 
+  // What it is (concepts.hpp): batch reference counting, whose garbage is bounded only in the
+  // robust variants (with a bounded free policy), which alone need validated reads.
   static constexpr std::string_view name =
       shared_slots ? (Robust ? std::string_view("hyaline_s") : std::string_view("hyaline"))
                    : (Robust ? std::string_view("hyaline_1s") : std::string_view("hyaline_1"));
@@ -98,6 +105,7 @@ struct basic_hyaline : core::scheme_base<basic_hyaline<Slots, Robust, Policies..
   static constexpr bool bounds_garbage = Robust && free_policy::bounded;
   static constexpr unsigned needs = Robust ? needs_validated_reads : needs_nothing;
 
+  // Its node base (a birth era too under the robust variants), and its domain and guard (below).
   using node_base = std::conditional_t<Robust, detail::hyaline_era_node, detail::hyaline_node>;
   class domain;
   class guard;
@@ -109,6 +117,8 @@ struct basic_hyaline : core::scheme_base<basic_hyaline<Slots, Robust, Policies..
 
 template <class... Policies>
 using hyaline = basic_hyaline<detail::hyaline_slots::shared, false, Policies...>;
+// hyaline_1: one slot per thread record; hyaline_s: shared slots and robust (birth eras), so that
+// a stalled thread holds a bounded amount of garbage; hyaline_1s: one slot per record, robust.
 template <class... Policies>
 using hyaline_1 = basic_hyaline<detail::hyaline_slots::per_thread, false, Policies...>;
 template <class... Policies>
@@ -116,6 +126,9 @@ using hyaline_s = basic_hyaline<detail::hyaline_slots::shared, true, Policies...
 template <class... Policies>
 using hyaline_1s = basic_hyaline<detail::hyaline_slots::per_thread, true, Policies...>;
 
+// One hyaline instance's shared state: its slots with their lists of batches, the thread records,
+// and the garbage (core/domain.hpp). default_domain() is the one containers use unless given
+// another.
 template <detail::hyaline_slots Slots, bool Robust, class... Policies>
 class basic_hyaline<Slots, Robust, Policies...>::domain
     : public detail::batch_domain<domain, detail::hyaline_record<free_policy>> {
@@ -130,6 +143,7 @@ class basic_hyaline<Slots, Robust, Policies...>::domain
   static constexpr era_t no_birth = partial::no_birth;
 
  public:
+  // Its scheme's guard, and it offers synchronize() and barrier() (concepts.hpp's grace_periods).
   using guard_type = basic_hyaline::guard;
   static constexpr bool grace_periods = true;
   using base::retire;  // domain.retire(node[, deleter]) from any thread
@@ -762,10 +776,14 @@ class basic_hyaline<Slots, Robust, Policies...>::domain
 };
 
 
+// An operation in d, from construction to destruction: the thread is counted in its slot, so no
+// batch retired meanwhile is freed before it leaves.
 template <detail::hyaline_slots Slots, bool Robust, class... Policies>
 class basic_hyaline<Slots, Robust, Policies...>::guard : public core::guard_base<guard> {
 
  public:
+  // Only the robust variants validate: there, as under hp, a node protect() returns is safe only if
+  // the container's own check then holds (its source re-read, its mark).
   static constexpr bool validates = Robust;
   // One era per thread (slot): the index is ignored, so every container fits.
   static constexpr unsigned slot_count = 1u << 16;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // ibr: 2GE-IBR, two-global-epoch interval-based reclamation (Wen, Izraelevitz, Cai, Beadle and
 // Scott, "Interval-Based Memory Reclamation", PPoPP 2018).
 //
@@ -74,6 +75,8 @@ namespace reclaim {
 
 template <class... Policies>
 struct ibr : core::scheme_base<ibr<Policies...>> {
+  // Its free policy, as given in Policies... or batch_free; advance_every<N> and scan_every<N>
+  // below.
   using free_policy = core::find_policy_t<free_policy_kind, batch_free, Policies...>;
   static_assert((core::known_kinds<free_policy_kind, advance_kind,
                                    scan_every_kind>::template contains<Policies> &&
@@ -84,11 +87,14 @@ struct ibr : core::scheme_base<ibr<Policies...>> {
   static constexpr unsigned era_every = core::policy_value<advance_every<64>, Policies...>;
   static constexpr unsigned scan_base = core::policy_value<scan_every<100>, Policies...>;
 
+  // What it is (concepts.hpp): an era scheme whose garbage is bounded where its free policy is, and
+  // which needs validated reads.
   static constexpr std::string_view name = "ibr";
   static constexpr reclaim::family family = reclaim::family::era;
   static constexpr bool bounds_garbage = free_policy::bounded;
   static constexpr unsigned needs = needs_validated_reads;
 
+  // Its node base (the retire hook, the birth and retire eras), and its domain and guard (below).
   using node_base = detail::era_node;
   class domain;
   class guard;
@@ -112,6 +118,8 @@ struct ibr_record : era_record<FreePolicy> {
 
 }  // namespace detail
 
+// One ibr instance's shared state: the era clock, the thread records with their intervals, and
+// the garbage (core/domain.hpp). default_domain() is the one containers use unless given another.
 template <class... Policies>
 class ibr<Policies...>::domain
     : public detail::era_domain<domain, detail::ibr_record<free_policy>, era_every, scan_base> {
@@ -120,6 +128,7 @@ class ibr<Policies...>::domain
   using era_t = detail::era_t;
 
  public:
+  // Its scheme's guard.
   using guard_type = ibr::guard;
 
   ~domain() { this->shutdown(); }
@@ -216,10 +225,14 @@ class ibr<Policies...>::domain
   static void before_advance(record&) noexcept {}
 };
 
+// An operation in d, from construction to destruction: an interval of eras, from its first
+// protect()'s era to the latest one a protect() saw; no scan frees a node whose life overlaps it.
 template <class... Policies>
 class ibr<Policies...>::guard : public detail::era_guard_base<guard> {
 
  public:
+  // As under hp, a node protect() returns is safe only if the container's own check then holds
+  // (its source re-read, its mark): reads are validated (needs_validated_reads).
   static constexpr bool validates = true;
   // One interval per thread: the slot index is ignored, so every container fits.
   static constexpr unsigned slot_count = 1u << 16;
@@ -231,6 +244,8 @@ class ibr<Policies...>::guard : public detail::era_guard_base<guard> {
     domain::end(record_);
   }
 
+  // The pointer src holds, read once the interval's upper end is the current era (the loads are
+  // seq_cst), so that the node stays covered until the operation ends.
   template <class P>
   P protect(const core::atomic<P>& src, unsigned /*slot*/) noexcept {
     this->check_owner();

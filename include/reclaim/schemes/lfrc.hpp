@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // lfrc: lock-free reference counting (Valois, PhD thesis 1995, with the correction of Michael and
 // Scott, 1995), as paper 003 (Stamp-it, Pöter and Träff) compares it with the other schemes.
 //
@@ -69,10 +70,14 @@ namespace reclaim {
 
 template <class... Policies>
 struct lfrc : core::scheme_base<lfrc<Policies...>> {
+  // Its one policy, as given in Policies... or by default: slots<K> (4), the nodes a guard counts
+  // at once.
   static constexpr unsigned slot_count = core::policy_value<slots<4>, Policies...>;
   static_assert((core::known_kinds<slots_kind>::template contains<Policies> && ...),
                 "lfrc takes slots<K>");
 
+  // What it is (concepts.hpp): reference counting, whose garbage is bounded, which needs validated
+  // reads and nodes allocated on their own (the count lives in a header in front of each).
   static constexpr std::string_view name = "lfrc";
   static constexpr reclaim::family family = reclaim::family::reference_counting;
   static constexpr bool bounds_garbage = true;  // what the threads hold, no more
@@ -106,6 +111,8 @@ struct lfrc_record : core::thread_record<batch_free> {
 };
 }  // namespace detail
 
+// One lfrc instance's shared state: the thread records with the nodes they count, and its free
+// blocks (core/domain.hpp). default_domain() is the one containers use unless given another.
 template <class... Policies>
 class lfrc<Policies...>::domain
     : public core::domain_base<domain, detail::lfrc_record<slot_count>> {
@@ -116,6 +123,7 @@ class lfrc<Policies...>::domain
   using header = detail::lfrc::block_header;
 
  public:
+  // Its scheme's guard, and it offers synchronize() and barrier() (concepts.hpp's grace_periods).
   using guard_type = lfrc::guard;
   static constexpr bool grace_periods = true;
   using base::retire;  // domain.retire(node[, deleter]) from any thread
@@ -339,6 +347,8 @@ struct lfrc<Policies...>::slot_hooks
   static constexpr core::slot_hold holds = core::slot_hold::while_counting;
   static constexpr bool clears_lent_slot = true;
 
+  // Counts the node src holds in the slot, once a re-read of src shows it still there (the domain's
+  // acquire()); try_protect() only if src holds `expected`, without looping.
   template <class P>
   static P protect(domain& d, record& r, slot& held, const core::atomic<P>& src,
                    std::memory_order order) {
@@ -355,6 +365,7 @@ struct lfrc<Policies...>::slot_hooks
     return d.template make<T>(r, std::forward<Args>(args)...);
   }
 
+  // A protection's own slot, from the record's pool.
   static slot& take(domain&, record& r) { return r.owned.take([] {}); }
   // Out of line: a protection's destructor then inlines into the operation that made it.
   [[gnu::noinline]] static void give_back(domain& d, record& r, slot& held) noexcept {

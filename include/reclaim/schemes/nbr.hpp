@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // nbr and nbr_plus: neutralization-based reclamation (Singh, Brown, Mashtizadeh, PPoPP 2021).
 //
 // What it is. Operations are read phases (traversals from the root that write nothing shared)
@@ -12,11 +13,11 @@
 // odd during a round), so fewer signals are sent for the same work (stats().signals counts them).
 //
 // When to use it. Structures whose operations fit the read/write-phase form (lazy_list,
-// harris_list, hm_list_restart, dgt_bst; not hm_list, whose searches resume mid-list): garbage is
-// bounded even when threads stall, and the per-read cost is a plain load, as under an epoch scheme.
-// Signals cost a few microseconds each, so the threshold must not be tiny; the default, 1024, was
-// chosen by the defaults sweep (docs/results.md: as fast as paper 000's 32K or faster on the
-// lists and the hash map, and a structure that is rarely updated sees its garbage freed after
+// harris_list, dgt_bst, and hm_list, which restarts its searches from the head under nbr): garbage
+// is bounded even when threads stall, and the per-read cost is a plain load, as under an epoch
+// scheme. Signals cost a few microseconds each, so the threshold must not be tiny; the default,
+// 1024, was chosen by the defaults sweep (docs/results.md: as fast as paper 000's 32K or faster on
+// the lists and the hash map, and a structure that is rarely updated sees its garbage freed after
 // 1024 retires instead of 32768). Paper 000's setting is nbr<scan_threshold<32768>>.
 //
 // What it bounds. With batch_free, a thread's bag holds at most max(threshold, R x records + 1)
@@ -124,8 +125,13 @@ struct nbr_plus_variant {
 };
 }  // namespace detail
 
+// NBR or NBR+ (Variant), used as nbr and nbr_plus (below), with its policies (policies.hpp) in
+// any order.
 template <class Variant, class... Policies>
 struct basic_nbr : core::scheme_base<basic_nbr<Variant, Policies...>> {
+  // Its policies, as given in Policies... or by default: the free policy (batch_free), the signal
+  // (rt_signal<4>), slots<R> (8: the nodes a write phase reserves), and scan_threshold<N> (<1024>),
+  // which gives the limbo bag's size that starts a signal round (its high watermark).
   using free_policy = core::find_policy_t<free_policy_kind, batch_free, Policies...>;
   using signal = core::find_policy_t<signal_kind, rt_signal<4>, Policies...>;
   static constexpr unsigned reservation_count = core::policy_value<slots<8>, Policies...>;
@@ -154,6 +160,7 @@ struct basic_nbr : core::scheme_base<basic_nbr<Variant, Policies...>> {
       "slots<R> (the reservations of a write phase); nbr_plus also low_watermark<P>");
   static_assert(reservation_count < threshold, "slots<R> must be below scan_threshold<N>");
 
+  // Its name in the lab and in messages (the variant's), and its family.
   static constexpr std::string_view name = Variant::name;
   static constexpr reclaim::family family = reclaim::family::neutralization;
   // max(threshold, R x records + 1) per thread; the free policy decides whether what a round
@@ -228,6 +235,9 @@ struct nbr_record : core::thread_record<FreePolicy> {
 
 }  // namespace detail
 
+// One nbr instance's shared state: the signal that neutralizes readers (its handler installed on
+// construction), the thread records with their reservations and limbo bags, and the garbage
+// (core/domain.hpp). default_domain() is the one containers use unless given another.
 template <class Variant, class... Policies>
 class basic_nbr<Variant, Policies...>::domain
     : public core::domain_base<domain, detail::nbr_record<free_policy, reservation_count>> {
@@ -239,6 +249,7 @@ class basic_nbr<Variant, Policies...>::domain
   using holding = claim::scope<record>;
 
  public:
+  // Its scheme's guard, and it offers synchronize() and barrier() (concepts.hpp's grace_periods).
   using guard_type = basic_nbr::guard;
   static constexpr bool grace_periods = true;
   using base::retire;  // domain.retire(node[, deleter]) from any thread
@@ -678,9 +689,13 @@ class basic_nbr<Variant, Policies...>::domain
   const int signal_;
 };
 
+// An operation in d, from construction to destruction: read phases that a signal may restart
+// (at RECLAIM_READ_PHASE), each followed by a write phase on the nodes it reserved.
 template <class Variant, class... Policies>
 class basic_nbr<Variant, Policies...>::guard : public core::guard_base<guard> {
  public:
+  // Reads are not validated (a reader is restarted instead), RECLAIM_READ_PHASE puts a restart
+  // point in the container's frame, and a write phase reserves at most reservation_count nodes.
   static constexpr bool validates = false;
   static constexpr bool neutralizable = true;
   static constexpr unsigned reservation_count = basic_nbr::reservation_count;

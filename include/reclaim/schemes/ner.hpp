@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // ner: "new epoch-based reclamation" (Hart, McKenney, Demke Brown, Walpole, JPDC 2007).
 //
 // What it is. ebr (ebr.hpp; the machinery and its memory-ordering argument are the epoch engine's,

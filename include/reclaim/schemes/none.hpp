@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // none: the baseline that never frees while the domain lives.
 //
 // Use it to measure what a structure costs without reclamation; never in production. Every
@@ -17,6 +18,8 @@
 namespace reclaim {
 
 struct none : core::scheme_base<none> {
+  // What it is (concepts.hpp): the baseline that frees nothing while its domain lives, so its
+  // garbage is unbounded, and it needs nothing of a container.
   static constexpr std::string_view name = "none";
   static constexpr reclaim::family family = reclaim::family::none;
   static constexpr bool bounds_garbage = false;
@@ -34,11 +37,14 @@ struct none_record : core::thread_record<batch_free> {
 };
 }  // namespace detail
 
+// The shared state of none: the thread records, each keeping what it retired until the domain is
+// destroyed, which frees it all (core/domain.hpp).
 class none::domain : public core::domain_base<none::domain, detail::none_record> {
   using record = detail::none_record;
   using base = core::domain_base<domain, record>;
 
  public:
+  // Its scheme's guard.
   using guard_type = none::guard;
   // Operations leave no trace (the guard touches nothing) and nothing is freed while the domain
   // lives: there is no synchronize() or barrier() to offer; flush() frees nothing.
@@ -99,6 +105,8 @@ class none::protection {
     domain& domain_;
   };
 
+  // Empty: without a domain, for d, or for the region's domain; the domain its reclaim() retires
+  // into is all it keeps.
   protection() noexcept = default;
   explicit protection(domain& d) noexcept : domain_(&d) {}
   explicit protection(region& r) noexcept : domain_(&r.domain_) {}

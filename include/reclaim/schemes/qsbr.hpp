@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // qsbr: quiescent-state-based reclamation (McKenney and Slingwine 1998; the epoch form of Hart et
 // al. 2007 and of paper 001's benchmark).
 //
@@ -42,12 +43,15 @@ namespace reclaim {
 
 template <class... Policies>
 struct qsbr : detail::epoch_scheme<qsbr<Policies...>> {
+  // Its policies, as given in Policies... or by default: the free policy (batch_free) and
+  // advance_every<K> (64: the epoch is tried at every K-th quiescent state).
   using free_policy = core::find_policy_t<free_policy_kind, batch_free, Policies...>;
   static constexpr unsigned advance_interval = core::policy_value<advance_every<64>, Policies...>;
   static_assert(
       (core::known_kinds<free_policy_kind, advance_kind>::template contains<Policies> && ...),
       "qsbr takes a free policy and advance_every<K>");
 
+  // Its name in the lab and in messages.
   static constexpr std::string_view name = "qsbr";
 
   class domain;
@@ -67,6 +71,8 @@ struct qsbr_record : epoch_record<FreePolicy> {
 };
 }  // namespace detail
 
+// One qsbr instance's shared state: the epoch, the thread records with their limbo lists, and the
+// garbage (core/domain.hpp). default_domain() is the one containers use unless given another.
 template <class... Policies>
 class qsbr<Policies...>::domain
     : public detail::epoch_engine<qsbr, detail::qsbr_record<free_policy>> {
@@ -245,6 +251,8 @@ class qsbr<Policies...>::domain
   core::atomic<unsigned> barriers_{0};  // barriers in progress (serialized: 0 or 1)
 };
 
+// An operation in d, from construction to destruction; the end of the outermost one is the
+// thread's quiescent state. protect() is a plain load.
 template <class... Policies>
 class qsbr<Policies...>::guard : public core::region_scheme_guard<domain> {
  public:

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // rcu: per-operation epoch reservation, as the "rcu" scheme of the IBR benchmark (Wen et al.,
 // PPoPP 2018; paper 001's artifact).
 //
@@ -39,6 +40,9 @@ namespace reclaim {
 
 template <class... Policies>
 struct rcu : detail::epoch_scheme<rcu<Policies...>> {
+  // Its policies, as given in Policies... or by default: the free policy (batch_free),
+  // advance_every<N> (32: the epoch grows by one every N retires) and scan_every<M> (128: a thread
+  // scans its retired list every M retires).
   using free_policy = core::find_policy_t<free_policy_kind, batch_free, Policies...>;
   static constexpr unsigned epoch_frequency = core::policy_value<advance_every<32>, Policies...>;
   static constexpr unsigned empty_frequency = core::policy_value<scan_every<128>, Policies...>;
@@ -47,6 +51,7 @@ struct rcu : detail::epoch_scheme<rcu<Policies...>> {
                  ...),
                 "rcu takes a free policy, advance_every<N> and scan_every<M>");
 
+  // Its name in the lab and in messages.
   static constexpr std::string_view name = "rcu";
 
   // The retire link plus the epoch of the retire.
@@ -79,6 +84,9 @@ struct rcu_record : core::thread_record<FreePolicy> {
 };
 }  // namespace detail
 
+// One rcu instance's shared state: the epoch, the thread records with their reservations and
+// retired lists, and the garbage (core/domain.hpp). default_domain() is the one containers use
+// unless given another.
 template <class... Policies>
 class rcu<Policies...>::domain : public core::domain_base<domain, detail::rcu_record<free_policy>> {
   using record = detail::rcu_record<free_policy>;
@@ -86,6 +94,7 @@ class rcu<Policies...>::domain : public core::domain_base<domain, detail::rcu_re
   static constexpr std::uint64_t none = record::none, lent = record::lent;
 
  public:
+  // Its scheme's guard, and it offers synchronize() and barrier() (concepts.hpp's grace_periods).
   using guard_type = rcu::guard;
   static constexpr bool grace_periods = true;
   using base::retire;  // domain.retire(node[, deleter]) from any thread
@@ -237,6 +246,8 @@ class rcu<Policies...>::domain : public core::domain_base<domain, detail::rcu_re
   detail::epoch_clock clock_;  // moved by RMWs only, with no pass
 };
 
+// An operation in d, from construction to destruction, which reserves the epoch it began in;
+// protect() is a plain load.
 template <class... Policies>
 class rcu<Policies...>::guard : public core::region_scheme_guard<domain> {
  public:

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // sized_for<Scheme, Container>: the same scheme with as many protections per guard as a container
 // uses at once, where the scheme's defaults hold fewer: hp, lfrc, he, wfe and crystalline with
 // slots<Container::slots_used>, nbr and nbr_plus with slots<Container::reservations_used>;
@@ -7,8 +8,8 @@
 // reservations) cover. lazy_skiplist protects a predecessor on every level of a tower, so it runs
 // under hp<reclaim::slots<14>> and nbr<reclaim::slots<13>>: the same schemes, sized for
 // it. The lab and the tests run every container under sized_for<Scheme, Container> (for the
-// others it is Scheme), so that "hp" names one scheme on every container. A user names the size
-// directly; the container's static_assert says which.
+// others it is Scheme), so that "hp" names one scheme on every container. lazy_skiplist sizes its
+// scheme itself (lazy_skiplist<Key, hp<>> runs on hp<slots<14>>): a user names neither.
 //
 // Container is any instantiation of the container: what it uses does not depend on the scheme. A
 // size is a policy put first in the pack, where it wins over one the pack already has
@@ -66,9 +67,13 @@ struct sized<basic_nbr<Variant, Policies...>, Slots, Reservations> {
 
 }  // namespace detail
 
+// Scheme sized for Slots hazard slots and Reservations reservations: what a container names
+// inside its own definition, where it is not complete yet (lazy_skiplist).
+template <class Scheme, unsigned Slots, unsigned Reservations>
+using sized_to = typename detail::sized<Scheme, Slots, Reservations>::type;
+
 template <class Scheme, class Container>
 using sized_for =
-    typename detail::sized<Scheme, detail::slots_used_by<Container>,
-                           detail::reservations_used_by<Container>>::type;
+    sized_to<Scheme, detail::slots_used_by<Container>, detail::reservations_used_by<Container>>;
 
 }  // namespace reclaim

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // stamp_it: Stamp-it (Pöter and Träff, "Stamp-it: A more Thread-efficient, Concurrent Memory
 // Reclamation Scheme in the C++ Memory Model", 2021).
 //
@@ -74,10 +75,13 @@ namespace reclaim {
 
 template <class... Policies>
 struct stamp_it : core::scheme_base<stamp_it<Policies...>> {
+  // Its one policy, the free policy, as given in Policies... or batch_free.
   using free_policy = core::find_policy_t<free_policy_kind, batch_free, Policies...>;
   static_assert((core::known_kinds<free_policy_kind>::template contains<Policies> && ...),
                 "stamp_it takes a free policy");
 
+  // What it is (concepts.hpp): an epoch scheme (stamps), whose garbage is unbounded, and which
+  // needs nothing of a container.
   static constexpr std::string_view name = "stamp_it";
   static constexpr reclaim::family family = reclaim::family::epoch;
   static constexpr bool bounds_garbage = false;
@@ -120,6 +124,9 @@ struct stamp_it_record : core::thread_record<FreePolicy> {
 };
 }  // namespace detail
 
+// One stamp_it instance's shared state: the pool of region stamps, the global retire list, the
+// thread records with their retired lists, and the garbage (core/domain.hpp). default_domain()
+// is the one containers use unless given another.
 template <class... Policies>
 class stamp_it<Policies...>::domain
     : public core::domain_base<domain, detail::stamp_it_record<free_policy>> {
@@ -130,6 +137,7 @@ class stamp_it<Policies...>::domain
   using stamp_t = detail::stamp_t;
 
  public:
+  // Its scheme's guard, and it offers synchronize() and barrier() (concepts.hpp's grace_periods).
   using guard_type = stamp_it::guard;
   static constexpr bool grace_periods = true;
   using base::retire;  // domain.retire(node[, deleter]) from any thread
@@ -345,6 +353,8 @@ class stamp_it<Policies...>::domain
   detail::stamp_pool pool_;
 };
 
+// An operation in d, from construction to destruction: a region with its stamp; protect() is a
+// plain load.
 template <class... Policies>
 class stamp_it<Policies...>::guard : public core::region_scheme_guard<domain> {
  public:

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // token_ebr: Token-EBR, epochs defined by a token passed around a ring of threads (paper 001,
 // section 4), in the paper's four variants:
 //   token_naive<>       on receipt: free the oldest bag, rotate the bags, then pass the token;
@@ -126,6 +127,7 @@ using token_no_check = core::value_policy<check_kind, unsigned, 0>;
 
 template <class Order, class... Policies>
 struct token_ebr : core::scheme_base<token_ebr<Order, Policies...>> {
+  // Its free policy, as given in Policies... or batch_free (an amortized one makes token_af).
   using free_policy = core::find_policy_t<free_policy_kind, batch_free, Policies...>;
   // Frees between two looks for the token while a bag is freed; 0: no look.
   static constexpr unsigned frees_per_check =
@@ -139,6 +141,9 @@ struct token_ebr : core::scheme_base<token_ebr<Order, Policies...>> {
   static_assert(frees_per_check == 0 || (Order::passes_first && frees_in_batches),
                 "check_every applies to a batch freed after passing (token_periodic)");
 
+  // Its name in the lab and in messages (the variant that Order and its policies make), and what it
+  // is (concepts.hpp): an epoch scheme whose garbage is unbounded and which needs nothing of a
+  // container.
   static constexpr std::string_view name = !Order::passes_first ? "token_naive"
                                            : !frees_in_batches  ? "token_af"
                                            : frees_per_check    ? "token_periodic"
@@ -153,6 +158,8 @@ struct token_ebr : core::scheme_base<token_ebr<Order, Policies...>> {
   using protection = core::region_hold<domain>;
 };
 
+// The two orders: token_naive frees its oldest bag, then passes the token; token_pass_first
+// passes the token first.
 template <class... Policies>
 using token_naive = token_ebr<token_order::free_then_pass, Policies...>;
 template <class... Policies>
@@ -204,6 +211,9 @@ struct token_record : core::thread_record<FreePolicy> {
 };
 }  // namespace detail
 
+// One Token-EBR instance's shared state: the token's round, the thread records with their bags,
+// and the garbage (core/domain.hpp). default_domain() is the one containers use unless given
+// another.
 template <class Order, class... Policies>
 class token_ebr<Order, Policies...>::domain
     : public core::domain_base<domain, detail::token_record<free_policy>> {
@@ -214,6 +224,7 @@ class token_ebr<Order, Policies...>::domain
                                  exiting_bit = record::exiting_bit;
 
  public:
+  // Its scheme's guard, and it offers synchronize() and barrier() (concepts.hpp's grace_periods).
   using guard_type = token_ebr::guard;
   static constexpr bool grace_periods = true;
   using base::retire;  // domain.retire(node[, deleter]) from any thread
@@ -580,6 +591,7 @@ class token_ebr<Order, Policies...>::domain
   core::atomic<std::uint64_t> rounds_{0};
 };
 
+// An operation in d, from construction to destruction; protect() is a plain load.
 template <class Order, class... Policies>
 class token_ebr<Order, Policies...>::guard : public core::region_scheme_guard<domain> {
  public:

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // wfe: wait-free eras (Nikolaev and Ravindran, "Universal Wait-Free Memory Reclamation",
 // PPoPP 2020).
 //
@@ -88,6 +89,8 @@ namespace reclaim {
 
 template <class... Policies>
 struct wfe : core::scheme_base<wfe<Policies...>> {
+  // Its policies, as given in Policies... or by default: the free policy (batch_free) and slots<K>
+  // (4); advance_every<N>, scan_every<N> and fast_path<N> below.
   using free_policy = core::find_policy_t<free_policy_kind, batch_free, Policies...>;
   static_assert((core::known_kinds<free_policy_kind, slots_kind, advance_kind,
                                    scan_every_kind,
@@ -102,11 +105,15 @@ struct wfe : core::scheme_base<wfe<Policies...>> {
   static constexpr bool wait_free = true;
   static constexpr unsigned fast_tries = core::policy_value<fast_path<16>, Policies...>;
 
+  // What it is (concepts.hpp): an era scheme whose garbage is bounded where its free policy is, and
+  // which needs validated reads.
   static constexpr std::string_view name = "wfe";
   static constexpr reclaim::family family = reclaim::family::era;
   static constexpr bool bounds_garbage = free_policy::bounded;
   static constexpr unsigned needs = needs_validated_reads;
 
+  // Its node base (the retire hook, the birth and retire eras), and the domain, guard and guard_ptr
+  // protection of the hazard eras engine (detail/hazard_eras.hpp), with wfe's wait-free slow path.
   using node_base = detail::era_node;
   using domain = detail::he_domain<wfe>;
   using guard = core::slot_guard<detail::he_slot_hooks<wfe>>;

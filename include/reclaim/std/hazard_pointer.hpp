@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // C++26's hazard pointers (P2530, [saferecl.hp]) over reclaim's hazard-pointer schemes:
 //
 //   hazard_pointer_obj_base<T, D, Scheme = hp<>>   the base of a protectable T; retire(D d = D())
@@ -30,7 +31,11 @@
 //   use Scheme::default_domain() share it). Its barrier() waits until everything retired before it
 //   was freed, which the standard cannot express.
 // - A hazard_pointer belongs to the thread that made it (its slot comes from that thread's pool):
-//   the standard lets ownership move between threads. Debug builds stop on use from another one.
+//   the standard lets ownership move between threads. Debug builds stop on use from another one,
+//   naming hazard_pointer, wherever the object moved since.
+// - barrier() while a hazard_pointer of the calling thread protects an object retired before it
+//   would wait for ever: it stops in every build, naming the fix (folly's hazptr_cleanup returns,
+//   leaving the object pending). A Scheme outside the pointer family is one static_assert.
 // - make_hazard_pointer() takes its slot (it may throw std::bad_alloc, as the standard allows), so
 //   that protect(), try_protect() and reset_protection() are noexcept as specified. retire() is
 //   noexcept too: a thread's first use of the domain that finds no memory to register terminates.
@@ -40,6 +45,7 @@
 #include <cassert>
 #include <cstddef>
 #include <memory>
+#include <thread>
 #include <type_traits>
 #include <utility>
 
@@ -55,13 +61,33 @@ template <class Scheme>
 concept hazard_pointer_scheme = scheme<Scheme> && Scheme::family == family::pointer &&
                                 requires { typename Scheme::protection; };
 
+namespace detail {
+// Scheme where it serves hazard_pointer. Otherwise one message naming the schemes that do (a
+// constrained parameter would print the concept's every clause instead), and hp<> in its place so
+// that the message is the one error.
+template <class Scheme>
+struct hazard_scheme {
+  static constexpr bool serves = hazard_pointer_scheme<Scheme>;
+  static_assert(serves,
+                "reclaim::cxx26::hazard_pointer and hazard_pointer_obj_base are served by the "
+                "pointer family only: hp<...>, hp_asym<>, hp_mprotect<>, hp_splitcas<>, "
+                "hazard_pop<>, epoch_pop<>; for an epoch scheme use rcu_domain and rcu_obj_base "
+                "(reclaim/std/rcu.hpp)");
+  using type = std::conditional_t<serves, Scheme, hp<>>;
+};
+template <class Scheme>
+using hazard_scheme_t = typename hazard_scheme<Scheme>::type;
+}  // namespace detail
+
 // The base of a hazard-protectable T (`struct config : hazard_pointer_obj_base<config> {...}`).
-template <class T, class D = std::default_delete<T>, hazard_pointer_scheme Scheme = hp<>>
-class hazard_pointer_obj_base : public detail::obj_base<T, D, Scheme> {
+template <class T, class D = std::default_delete<T>, class Scheme = hp<>>
+class hazard_pointer_obj_base : public detail::obj_base<T, D, detail::hazard_scheme_t<Scheme>> {
  public:
   // Retires the T this is the base of, once, after unlinking it: d(&t) runs once no hazard
   // pointer protects it (on whichever thread frees it). A stateful d is kept in the object.
-  void retire(D d = D()) noexcept { this->retire_into(Scheme::default_domain(), std::move(d)); }
+  void retire(D d = D()) noexcept {
+    this->retire_into(detail::hazard_scheme_t<Scheme>::default_domain(), std::move(d));
+  }
 
  protected:
   hazard_pointer_obj_base() = default;
@@ -85,15 +111,15 @@ template <class T, class Scheme>
 concept hazard_protectable =
     decltype(detail::is_hazard_base<Scheme, std::remove_cv_t<T>>(static_cast<T*>(nullptr)))::value;
 
-template <hazard_pointer_scheme Scheme = hp<>>
+template <class Scheme = hp<>>
 class basic_hazard_pointer;
-template <hazard_pointer_scheme Scheme = hp<>>
+template <class Scheme = hp<>>
 basic_hazard_pointer<Scheme> make_hazard_pointer();
 
 // Empty, or the owner of one hazard pointer (a slot), which is unassociated or protects one object.
-template <hazard_pointer_scheme Scheme>
+template <class Scheme>
 class basic_hazard_pointer {
-  using protection = typename Scheme::protection;
+  using protection = typename detail::hazard_scheme_t<Scheme>::protection;
 
  public:
   basic_hazard_pointer() noexcept = default;
@@ -104,8 +130,10 @@ class basic_hazard_pointer {
     if (this != &other) basic_hazard_pointer(std::move(other)).swap(*this);
     return *this;
   }
-  ~basic_hazard_pointer() = default;  // the protection ends, the slot goes back to the pool
+  // The protection ends, the slot goes back to its thread's pool.
+  ~basic_hazard_pointer() { check_thread(); }
 
+  // Whether it owns no hazard pointer (default-constructed or moved from).
   [[nodiscard]] bool empty() const noexcept { return !protection_.owns_slot(); }
 
   // Protects the object src points to and returns it (null: protects nothing). Loops while src
@@ -134,14 +162,24 @@ class basic_hazard_pointer {
   }
   void reset_protection(std::nullptr_t = nullptr) noexcept {
     assert(!empty() && "reclaim: reset_protection() on an empty hazard_pointer");
+    check_thread();
     protection_.reset_protection();
   }
 
-  void swap(basic_hazard_pointer& other) noexcept { protection_.swap(other.protection_); }
+  // Exchanges the two hazard pointers, and what each protects; both must be this thread's.
+  void swap(basic_hazard_pointer& other) noexcept {
+    check_thread();
+    other.check_thread();
+    protection_.swap(other.protection_);
+#ifndef NDEBUG
+    std::swap(owner_, other.owner_);
+#endif
+  }
 
  private:
   friend basic_hazard_pointer make_hazard_pointer<Scheme>();
-  explicit basic_hazard_pointer(typename Scheme::domain& d) : protection_(d) {
+  explicit basic_hazard_pointer(typename detail::hazard_scheme_t<Scheme>::domain& d)
+      : protection_(d) {
     protection_.take_slot();
   }
 
@@ -151,21 +189,37 @@ class basic_hazard_pointer {
                   "reclaim::cxx26::hazard_pointer protects objects of a type T that derives from "
                   "hazard_pointer_obj_base<T, D, Scheme> with the hazard pointer's own Scheme");
     assert(!empty() && "reclaim: protection through an empty hazard_pointer");
+    check_thread();
+  }
+
+  // Debug builds: a hazard_pointer is used only on the thread whose pool its slot came from (the
+  // one that called make_hazard_pointer(), whichever object the slot has moved to since). Checked
+  // here, before the protection's own check, so that the message names what the user holds.
+  void check_thread() const noexcept {
+#ifndef NDEBUG
+    assert((empty() || owner_ == std::this_thread::get_id()) &&
+           "reclaim: hazard_pointer used on another thread than the one that made it (its "
+           "hazard slot is that thread's); call make_hazard_pointer() on each thread");
+#endif
   }
 
   protection protection_;
+#ifndef NDEBUG
+  std::thread::id owner_ = std::this_thread::get_id();  // moves with the slot (swap)
+#endif
 };
 
 // The standard's spelling: hp<>.
 using hazard_pointer = basic_hazard_pointer<>;
 
 // A hazard_pointer that owns a hazard pointer, unassociated. Throws std::bad_alloc.
-template <hazard_pointer_scheme Scheme>
+template <class Scheme>
 basic_hazard_pointer<Scheme> make_hazard_pointer() {
-  return basic_hazard_pointer<Scheme>(Scheme::default_domain());
+  return basic_hazard_pointer<Scheme>(detail::hazard_scheme_t<Scheme>::default_domain());
 }
 
-template <hazard_pointer_scheme Scheme>
+// a.swap(b), for the standard's swap(a, b).
+template <class Scheme>
 void swap(basic_hazard_pointer<Scheme>& a, basic_hazard_pointer<Scheme>& b) noexcept {
   a.swap(b);
 }

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // C++26's read-copy update (P2545, [saferecl.rcu]) over an epoch scheme of the user's choice:
 //
 //   basic_rcu_domain<Scheme>, rcu_domain         lock(), try_lock(), unlock() (Cpp17Lockable:
@@ -48,9 +49,10 @@
 // Differences from the standard common to all: lock(), try_lock() and rcu_obj_base::retire() are
 // noexcept as specified, so a thread's first use of a domain that finds no memory to register
 // terminates; a thread stalled inside a region stops rcu_synchronize and rcu_barrier (as in any
-// RCU); rcu_synchronize and rcu_barrier inside a region of the same domain stop debug builds
-// (they would wait for the caller); domains are objects a user may make (the standard offers the
-// default domain only).
+// RCU); rcu_synchronize and rcu_barrier inside a region of the same domain stop the program with
+// a message in every build (they would wait for the caller); domains are objects a user may make
+// (the standard offers the default domain only). A Scheme that cannot serve these (hp, the era
+// schemes) is one static_assert naming those that can.
 #pragma once
 #include <memory>
 #include <type_traits>
@@ -72,14 +74,37 @@ concept rcu_scheme =
     grace_periods<Scheme> && Scheme::needs == needs_nothing &&
     std::is_same_v<typename Scheme::protection, core::region_hold<typename Scheme::domain>>;
 
-template <rcu_scheme Scheme = debra<>>
+namespace detail {
+// Scheme where it serves rcu_domain. Otherwise one message naming the schemes that do (a
+// constrained parameter would print the concept's every clause instead), and debra<> in its place
+// so that the message is the one error.
+template <class Scheme>
+struct rcu_scheme_check {
+  static constexpr bool serves = rcu_scheme<Scheme>;
+  static_assert(serves,
+                "reclaim::cxx26::rcu_domain, rcu_obj_base and rcu_retire are served by the "
+                "schemes whose reads need only a region: debra<>, ebr<>, ner<>, qsbr<>, rcu<>, "
+                "token_*<>, stamp_it<>, hyaline<>, hyaline_1<>; for hp<> and its family use "
+                "hazard_pointer (reclaim/std/hazard_pointer.hpp)");
+  using type = std::conditional_t<serves, Scheme, debra<>>;
+};
+template <class Scheme>
+using rcu_scheme_t = typename rcu_scheme_check<Scheme>::type;
+}  // namespace detail
+
+// P2545's rcu_domain over a domain of Scheme, a lockable view of it that does not own it (see
+// the top of this header); rcu_domain is the one over debra<>.
+template <class Scheme = debra<>>
 class basic_rcu_domain {
-  using hold = core::region_hold<typename Scheme::domain>;
+  using hold = core::region_hold<typename detail::rcu_scheme_t<Scheme>::domain>;
 
  public:
+  // The scheme whose domain it views.
   using scheme = Scheme;
 
-  explicit basic_rcu_domain(typename Scheme::domain& d) noexcept : domain_(d) {}
+  // A view of d, which must outlive it.
+  explicit basic_rcu_domain(typename detail::rcu_scheme_t<Scheme>::domain& d) noexcept
+      : domain_(d) {}
   basic_rcu_domain(const basic_rcu_domain&) = delete;
   basic_rcu_domain& operator=(const basic_rcu_domain&) = delete;
 
@@ -94,25 +119,28 @@ class basic_rcu_domain {
   void unlock() noexcept { hold::unlock_thread(domain_); }
 
   // The scheme's domain: stats(), flush(), qsbr's thread_offline(), containers.
-  typename Scheme::domain& scheme_domain() const noexcept { return domain_; }
+  typename detail::rcu_scheme_t<Scheme>::domain& scheme_domain() const noexcept {
+    return domain_;
+  }
 
  private:
-  typename Scheme::domain& domain_;
+  typename detail::rcu_scheme_t<Scheme>::domain& domain_;
 };
 
 // The standard's spelling: debra<>.
 using rcu_domain = basic_rcu_domain<>;
 
 // The domain over Scheme::default_domain(): the same object every time.
-template <rcu_scheme Scheme = debra<>>
+template <class Scheme = debra<>>
 basic_rcu_domain<Scheme>& rcu_default_domain() noexcept {
-  static basic_rcu_domain<Scheme> dom(Scheme::default_domain());  // trivially destructible
+  // (dom is trivially destructible: usable during exit)
+  static basic_rcu_domain<Scheme> dom(detail::rcu_scheme_t<Scheme>::default_domain());
   return dom;
 }
 
 // The base of an rcu-protectable T (`struct config : rcu_obj_base<config> {...}`).
-template <class T, class D = std::default_delete<T>, rcu_scheme Scheme = debra<>>
-class rcu_obj_base : public detail::obj_base<T, D, Scheme> {
+template <class T, class D = std::default_delete<T>, class Scheme = debra<>>
+class rcu_obj_base : public detail::obj_base<T, D, detail::rcu_scheme_t<Scheme>> {
  public:
   // Retires the T this is the base of, once, after unlinking it: d(&t) runs once every region of
   // dom that may still read it has ended (on whichever thread frees it). A stateful d is kept in
@@ -131,13 +159,13 @@ class rcu_obj_base : public detail::obj_base<T, D, Scheme> {
 };
 
 // Returns once every region of dom that began before the call has ended.
-template <rcu_scheme Scheme = debra<>>
+template <class Scheme = debra<>>
 void rcu_synchronize(basic_rcu_domain<Scheme>& dom = rcu_default_domain<Scheme>()) noexcept {
   dom.scheme_domain().synchronize();
 }
 
 // Returns once every deleter scheduled in dom before the call has run.
-template <rcu_scheme Scheme = debra<>>
+template <class Scheme = debra<>>
 void rcu_barrier(basic_rcu_domain<Scheme>& dom = rcu_default_domain<Scheme>()) noexcept {
   dom.scheme_domain().barrier();
 }
@@ -168,15 +196,16 @@ struct retired_object : Scheme::node_base {
 // Schedules d(p) for once every region of dom that may still read *p has ended. p must already be
 // unreachable for regions that begin now. Throws std::bad_alloc (where p is not retired in place)
 // or what D's move throws; then nothing is scheduled and p is still the caller's.
-template <class T, class D = std::default_delete<T>, rcu_scheme Scheme = debra<>>
+template <class T, class D = std::default_delete<T>, class Scheme = debra<>>
 void rcu_retire(T* p, D d = D(), basic_rcu_domain<Scheme>& dom = rcu_default_domain<Scheme>()) {
   static_assert(std::is_move_constructible_v<D> && std::is_invocable_v<D&, T*>,
                 "rcu_retire(p, d): d must be movable and callable as d(p)");
   auto& domain = dom.scheme_domain();
-  if constexpr (detail::retires_in_place<T, D, Scheme>)
+  using checked = detail::rcu_scheme_t<Scheme>;
+  if constexpr (detail::retires_in_place<T, D, checked>)
     domain.retire(p, std::move(d));
   else
-    domain.retire(new detail::retired_object<T, D, Scheme>(p, std::move(d)));
+    domain.retire(new detail::retired_object<T, D, checked>(p, std::move(d)));
 }
 
 }  // namespace reclaim::cxx26

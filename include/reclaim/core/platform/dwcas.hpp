@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // A pair of 64-bit words changed together by one double-width compare-and-swap: what Hyaline's slot
 // heads, Crystalline's and WFE's reservations and WFE's help results need.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // fork() and the library's process-wide locks. Only the forking thread lives on in the child; a
 // lock that another thread held at the fork would stay held there for ever. Each such lock is made
 // by mutex_across_fork<Tag>(), which registers pthread_atfork() handlers that take it before the

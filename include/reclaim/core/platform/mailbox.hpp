@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // A thread's mailbox for the schemes' signals (nbr's neutralizing signal, the POP schemes' ping):
 // its kernel id, which of those signals are on their way to it, and the POP answer. A signal
 // handler reaches its own thread's mailbox through a constinit thread_local pointer, and mailboxes

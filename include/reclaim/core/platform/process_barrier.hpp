@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Process-wide memory barriers: the heavy sides of the asymmetric fences (core/fence.hpp,
 // asymmetric_fence<Barrier>) of hp_asym, hp_mprotect and hp_splitcas (paper 004). Each Barrier
 // has run(), which returns once every thread of the process has executed a full memory barrier

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Signals that schemes send to the threads of their domain: nbr's neutralizing signal
 // (schemes/detail/nbr_signal.hpp) and Publish-on-Ping's ping (core/ping.hpp). What they share is
 // here: the policy that chooses the signal, installing a handler once per process without taking

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // A callback at each thread's exit, for state that outlives thread_local destructors: a pthread
 // key's destructor runs after them, on every thread that set the key, even one that exits inside
 // library code the program did not write (the registry's bindings, the POP mailboxes).

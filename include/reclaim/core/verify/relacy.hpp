@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // core/sync.hpp's names in the verification build (RECLAIM_VERIFY): Relacy's simulation of the C++
 // memory model (Debian's relacy-dev). Each atomic access is a scheduling point of the checker and
 // a load may return any value the model allows (store buffering included: only seq_cst fences and

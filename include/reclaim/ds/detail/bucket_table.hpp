@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The heads of the Harris-Michael containers (detail/bucket_api.hpp), with the quiescent walks over
 // every bucket: the table of the hash maps (hm_hashmap, guarded_hm_hashmap), a fixed power-of-two
 // array of bucket heads and the hash that picks one; and the one head of the lists (hm_list,

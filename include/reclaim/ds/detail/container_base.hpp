@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // What every container of ds/ holds and declares beside its algorithm: its scheme's types, the
 // domain it was made with and its lifetime check (detail/lifetime_check.hpp), and, for the sorted
 // containers, the comparison its searches call. They are a container's first members, where every
@@ -19,6 +20,8 @@ namespace reclaim::ds::detail {
 template <class Scheme>
 class container_base {
  public:
+  // The scheme it runs on, the domain of it that the container retires into (the constructor's
+  // argument), and the guard each operation holds.
   using scheme_type = Scheme;
   using domain_type = typename Scheme::domain;
   using guard_type = typename Scheme::guard;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The Harris-Michael list (Michael, SPAA 2002) written with paper 003's smart pointers, over one
 // head: the algorithm of guarded_hm_list (one head) and guarded_hm_hashmap (an array of them).
 //
@@ -65,11 +66,12 @@ class guarded_hm_bucket {
   };
 
   // A lookup: contains (f is nullptr) or visit (f(const Value&) called while cur holds the node).
-  template <class F>
-  static bool lookup(domain_type& d, link& head, const Compare& comp, const Key& key, F&& f) {
+  // K is Key, or a key type that Compare compares with Key (heterogeneous lookup).
+  template <class K, class F>
+  static bool lookup(domain_type& d, link& head, const Compare& comp, const K& key, F&& f) {
     region_guard<Scheme> region(d);
     position pos(region);
-    if (!search(pos, head, comp, key)) return false;
+    if (!search<K>(pos, head, comp, key)) return false;
     if constexpr (!std::is_null_pointer_v<std::remove_cvref_t<F>>)
       std::forward<F>(f)(std::as_const((*pos.cur)->value));
     return true;
@@ -87,11 +89,12 @@ class guarded_hm_bucket {
     return held;
   }
 
-  static bool erase(domain_type& d, link& head, const Compare& comp, const Key& key) {
+  template <class K>
+  static bool erase(domain_type& d, link& head, const Compare& comp, const K& key) {
     region_guard<Scheme> region(d);
     position pos(region);
     for (;;) {
-      if (!search(pos, head, comp, key)) return false;
+      if (!search<K>(pos, head, comp, key)) return false;
       pointer next = pos.next->get();  // unmarked: a search returns only unmarked nodes
       // Logical deletion: mark cur's link. acq_rel: orders the mark after our reads of cur and
       // makes it visible to whoever unlinks cur.
@@ -99,7 +102,7 @@ class guarded_hm_bucket {
                                                  std::memory_order_acq_rel,
                                                  std::memory_order_relaxed))
         continue;  // cur's link changed (a new successor, or another erase marked it)
-      if (!unlink(pos)) search(pos, head, comp, key);  // let a search unlink (and retire) it
+      if (!unlink(pos)) search<K>(pos, head, comp, key);  // let a search unlink (and retire) it
       return true;
     }
   }
@@ -171,7 +174,8 @@ class guarded_hm_bucket {
   // Michael's Find: whether a node with `key` is in the list, and where it is or would be. c and
   // n are what cur and next hold, kept in registers (read back from the guard_ptrs, they would be
   // reloaded after every store to one of them).
-  static bool search(position& pos, link& head, const Compare& comp, search_key<Key> key) {
+  template <class K = Key>
+  static bool search(position& pos, link& head, const Compare& comp, search_key<K> key) {
     guard *save = pos.save, *cur = pos.cur, *next = pos.next;  // the roles, in registers
     link* prev;
     bool found;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // What every container does around its operations and at its destruction, beside the scheme.
 //
 // Destruction. A container's destructor frees its remaining nodes at once, so no operation on it

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // LLX and SCX: load-link and store-conditional over several nodes (Brown, Ellen, Ruppert, PODC
 // 2013), with Brown's weak descriptors (DISC 2017): one reusable descriptor per thread instead of
 // one allocated per SCX, so that descriptors need no reclamation at all.

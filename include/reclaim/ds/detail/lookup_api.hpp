@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The lookups of a container whose search is one read phase from its root: contains() and a map's
 // visit(), the same in dgt_bst, harris_list, lazy_list, lazy_skiplist and nm_bst whatever the
 // algorithm, from one hook that is the container's own.
@@ -25,8 +26,10 @@ namespace reclaim::ds::detail {
 template <class Derived, class Key, class Value, class Scheme, class Compare>
 class lookup_api : public container_api<Derived, Key, Value>, public sorted_base<Scheme, Compare> {
  public:
+  // Its container_api base: insert(), find(), size() and the quiescent traversals.
   using container = container_api<Derived, Key, Value>;
 
+  // Whether the key is present (one read phase: a search from the root).
   bool contains(const Key& key) {
     lifetime_check::operation op(this->life_);
     typename Scheme::guard g(this->domain_);

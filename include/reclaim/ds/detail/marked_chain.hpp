@@ -1,6 +1,7 @@
+// SPDX-License-Identifier: MIT
 // Quiescent helpers over a sorted chain of nodes linked by marked pointers (the Harris-Michael
 // lists, detail/hm_bucket.hpp and guarded_hm_list.hpp): call them only while no operation runs on
-// the chain. `head` is the chain's first link, an core::atomic<marked_ptr<node>> or a
+// the chain. `head` is the chain's first link, a core::atomic<marked_ptr<node, 1>> or a
 // concurrent_ptr<node, 1>, and each node's `next` is a link of the same kind.
 #pragma once
 #include <atomic>

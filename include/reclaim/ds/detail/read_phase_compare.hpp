@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // A container's comparison, as its read phases call it. Under a neutralizing scheme (nbr) a signal
 // may restart a read phase at any instruction, by a jump out of whatever runs: harmless for the
 // container's own code, which takes no lock and allocates nothing there, but not for a user's

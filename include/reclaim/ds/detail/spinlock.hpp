@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // A test-and-test-and-set lock for per-node locks, which yields the processor after a short spin:
 // with more threads than cores (oversubscription) the holder may be descheduled, and spinning
 // through our whole time slice would only delay it.

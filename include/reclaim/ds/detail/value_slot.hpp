@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Storage for one value of a pool container (treiber_stack, ms_queue) whose lifetime the container
 // manages instead of the node's: a value is constructed when its node is made, moved out and
 // destroyed by the one thread that wins the node, and never touched again, so the node that is

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // A try-only lock with a version: the ticket lock of ASCYLIB as BST-TK (David, Guerraoui and
 // Trigonakis 2015) uses it, for optimistic algorithms that read a version, read the data it guards
 // without locking, and later lock only if nothing changed in between.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // What the batch reference counting schemes (hyaline.hpp, crystalline.hpp) share around their
 // batches: a base of their domains, between them and core::domain_base (CRTP). Their records hold
 // the partial batches being filled (`batches`, detail/birth_sorted.hpp) and a core::garbage_claim

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // What the batch schemes with birth eras (hyaline_s, hyaline_1s, crystalline_l, crystalline_w)
 // share to keep a stalled thread from holding young nodes: each thread fills two batches, one for
 // the nodes born at or before the oldest era reserved when it last inserted a batch, and one for

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // crystalline_w's wait-free protect() (schemes/crystalline.hpp): requests, helpers and holds.
 //
 // crystalline_l's era loop retries while the clock moves, so a reader can starve while others

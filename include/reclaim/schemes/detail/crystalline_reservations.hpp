@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Crystalline's reservations (schemes/crystalline.hpp): what a reader publishes, where a thread
 // keeps them, and the slots of its guards that point at them.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Limbo bags indexed by epoch, shared by the schemes that tag retired nodes with an epoch and free
 // a node once the global epoch is three past its tag (debra, ebr, ner, qsbr, epoch_pop).
 // epoch_engine.hpp argues why a tag is safe to free at tag + 3 (qsbr.hpp for qsbr's tags); this

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The epoch engine: the global epoch, the announcement protocol over it, the pass that advances
 // it, and the grace period, barrier, flush and exit of the schemes that free a node three epochs
 // after its retire (debra, ebr, ner, qsbr; epoch_pop takes the clock and the record's part). What
@@ -180,6 +181,7 @@ class epoch_engine : public core::domain_base<typename Scheme::domain, Record> {
   static constexpr std::uint64_t idle = epoch_state::idle, lent = epoch_state::lent;
 
  public:
+  // Its scheme's guard, and it offers synchronize() and barrier() (concepts.hpp's grace_periods).
   using guard_type = typename Scheme::guard;
   static constexpr bool grace_periods = true;
   // Each flush_local() advances the epoch once if no thread holds it back (domain_base::detach()).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // What he, wfe (hazard eras, wait-free eras) and ibr (2GE-IBR) share: the node header with a birth
 // and a retire era, the per-thread retired list, and a domain skeleton that stamps births, stamps
 // retires, scans, hands garbage over at thread exit, and serves flush/synchronize/barrier. A scheme
@@ -104,6 +105,7 @@ class era_domain : public core::domain_base<Domain, Record> {
   using holding = claim::scope<Record>;
 
  public:
+  // It offers synchronize() and barrier() (concepts.hpp's grace_periods).
   static constexpr bool grace_periods = true;
   using base::retire;  // domain.retire(node[, deleter]) from any thread
 

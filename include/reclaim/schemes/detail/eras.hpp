@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // What the era-based schemes share (he, ibr, wfe, the robust Hyaline variants, Crystalline): a
 // global era clock, the birth era stamped into each node when a guard or domain creates it, and the
 // policies that say how often the clock advances and how often a thread looks at its garbage.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The machinery of he (hazard eras) and wfe (wait-free eras), which differ only in protect()'s slow
 // path: the record (per-guard blocks of era slots, a pool of owned slots for guard_ptrs, and
 // under wfe the help request and the helper's own reservations), the domain (protect, the scan's

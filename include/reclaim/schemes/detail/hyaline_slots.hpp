@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Hyaline's slots, nodes and records (schemes/hyaline.hpp).
 //
 // A slot has a head {threads inside, first node of its list}. A thread entering an operation

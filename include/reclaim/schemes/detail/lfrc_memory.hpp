@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The type-stable memory of lfrc (schemes/lfrc.hpp): every lfrc node lives in a block whose
 // header, in front of the node, holds its reference count, and no block is ever given back to
 // the system allocator. A thread that read a pointer to a node a moment ago may therefore always

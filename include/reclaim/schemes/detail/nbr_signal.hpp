@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The signal machinery of nbr (nbr.hpp): the per-thread phase word that the neutralizing signal's
 // handler reads, the handler itself and its installation. What every signalling scheme shares
 // (installing a handler, unblocking, sending to one thread) is in core/platform/signals.hpp.

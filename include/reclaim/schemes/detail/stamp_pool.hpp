@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The Stamp Pool of Stamp-it (Pöter and Träff, section 3 and appendix A.1): the lock-free,
 // doubly-linked list of the threads inside a critical region, in the order they entered, that
 // gives Stamp-it its amortized constant-time reclamation. schemes/stamp_it.hpp uses it; it is a

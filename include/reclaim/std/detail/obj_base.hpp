@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // What hazard_pointer_obj_base<T, D, Scheme> and rcu_obj_base<T, D, Scheme> share: an object that
 // a scheme's domain can retire in place, with its deleter D kept in the object (as the standard's
 // bases keep a D member), so that a retire allocates nothing.
