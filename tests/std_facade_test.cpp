@@ -381,6 +381,22 @@ TEST(hazard_pointer_misuse, use_on_another_thread_is_named) {
       },
       "hazard_pointer used on another thread than the one that made it");
 }
+
+// What a hazard_pointer holds decides its thread: one made empty on this thread and given, on
+// another thread, that thread's slot (move assignment) is that thread's to use.
+TEST(hazard_pointer_misuse, an_empty_one_assigned_on_another_thread_is_that_threads) {
+  using node = config<hazard_facade<reclaim::hp<>>>;
+  static std::atomic<long> deleted{0};
+  std::atomic<node*> src{new node(7, deleted)};
+  cxx26::hazard_pointer h;
+  std::thread([&] {
+    h = cxx26::make_hazard_pointer();
+    EXPECT_EQ(h.protect(src)->version, 7);
+    h = cxx26::hazard_pointer();  // its slot goes back on the thread whose record it is
+  }).join();
+  EXPECT_TRUE(h.empty());
+  delete src.load();
+}
 #endif
 
 // ---------------------------------------------------------------------------------------------

@@ -24,11 +24,15 @@ class thread_bound {
     assert(owner_ == std::this_thread::get_id() &&
            "reclaim: guard or guard_ptr used from another thread than the one that made it");
   }
+  // Objects that swap what they hold (a protection's slot, which is its record's thread's) swap
+  // the threads they belong to with it.
+  void swap_owner(thread_bound& other) noexcept { std::swap(owner_, other.owner_); }
 
  private:
   std::thread::id owner_ = std::this_thread::get_id();
 #else
   void check_owner() const noexcept {}
+  void swap_owner(thread_bound&) noexcept {}
 #endif
 };
 

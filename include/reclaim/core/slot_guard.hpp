@@ -240,6 +240,7 @@ class slot_protection : thread_bound {
     std::swap(lent_, other.lent_);
     std::swap(holding_, other.holding_);
     std::swap(loan_, other.loan_);
+    swap_owner(other);  // a default-made protection assigned on another thread is that thread's
   }
 
   // Protects the pointer src holds (the hook's publish and validate, with `order` or stronger) and
