@@ -154,15 +154,8 @@ struct hm_bucket {
                                                   std::memory_order_acq_rel,
                                                   std::memory_order_relaxed))
         continue;
-      if (unlink(g, pos.prev, pos.curr, pos.next)) return true;
-      break;  // let a search unlink (and retire) it
-    }
-    for (;;) {
-      RECLAIM_READ_PHASE(g);
-      position pos = find<K>(g, head, comp, key);
-      if (!pos.help) return true;
-      g.write_phase(pos.prev_node, pos.curr, pos.next);
-      unlink(g, pos);
+      if (!unlink(g, pos.prev, pos.curr, pos.next)) unlink_marked<K>(g, head, comp, key);
+      return true;
     }
   }
 
@@ -322,9 +315,9 @@ struct hm_bucket {
                                                   std::memory_order_relaxed);
   }
 
-  // After a replacement whose unlink lost: searches until no marked node with the key is reachable
-  // (under the resume policy one find unlinks it; under the restart policy each marked node met is
-  // unlinked in its own write phase), as erase does, so that none is left behind once the
+  // After an erase or a replacement whose unlink lost: searches until no marked node with the key
+  // is reachable (under the resume policy one find unlinks it; under the restart policy each
+  // marked node met is unlinked in its own write phase), so that none is left behind once the
   // operation returns.
   template <class K>
   static void unlink_marked(guard_type& g, head_type& head, const Compare& comp, const K& key) {
