@@ -318,13 +318,18 @@ struct hm_bucket {
   // After an erase or a replacement whose unlink lost: searches until no marked node with the key
   // is reachable (under the resume policy one find unlinks it; under the restart policy each
   // marked node met is unlinked in its own write phase), so that none is left behind once the
-  // operation returns.
+  // operation returns. Its read phases restart here, in this frame: it ends the last one (a write
+  // phase reserving nothing) before it returns, since a neutralization after the return would
+  // jump to a frame that is gone.
   template <class K>
   static void unlink_marked(guard_type& g, head_type& head, const Compare& comp, const K& key) {
     for (;;) {
       RECLAIM_READ_PHASE(g);
       position pos = find<K>(g, head, comp, key);
-      if (!pos.help) return;
+      if (!pos.help) {
+        g.write_phase();
+        return;
+      }
       g.write_phase(pos.prev_node, pos.curr, pos.next);
       unlink(g, pos);
     }
