@@ -49,6 +49,8 @@ void each_field(Result& r, Visit&& visit) {
   visit("fallbacks", r.stats.fallbacks);
   visit("free_ns", r.stats.free_ns);
   visit("scan_ns", r.stats.scan_ns);
+  visit("wide_cas", r.stats.wide_cas);
+  visit("wide_cas_failed", r.stats.wide_cas_failed);
   visit("threads", r.stats.threads);
   visit("records", r.stats.records);
   visit("longest_pause_ns", r.stats.longest_pause_ns);

@@ -130,6 +130,8 @@ nlohmann::ordered_json to_json(const finished_trial& t, const run_context& ctx) 
       {"fallbacks", r.stats.fallbacks},
       {"free_ns", r.stats.free_ns},
       {"scan_ns", r.stats.scan_ns},
+      {"wide_cas", r.stats.wide_cas},
+      {"wide_cas_failed", r.stats.wide_cas_failed},
       {"longest_pause_ns", r.stats.longest_pause_ns},
       {"latency_samples", r.latency.samples},
       {"latency_p50_ns", r.latency.p50},

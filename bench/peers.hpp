@@ -4,7 +4,9 @@
 // prefill, key stream, validation and JSON line), so that a ratio of ours to theirs compares the
 // schemes and their implementations, not two harnesses. They are built when the distribution's
 // packages are installed (bench/CMakeLists.txt says which are on); peers_xenium.cpp and
-// peers_libcds.cpp register them, named LIBRARY:SCHEME (xenium:ebr, libcds:hp).
+// peers_libcds.cpp register them, named LIBRARY:SCHEME (xenium:ebr, libcds:hp); peers_urcu.cpp
+// and peers_ck.cpp run liburcu's and Concurrency Kit's schemes, which come without such
+// containers, under ours written over their APIs (peers_hm.hpp).
 //
 // A peer's container is wrapped in a set with our containers' interface (insert, erase, contains,
 // unsafe_size, unsafe_key_sum, unsafe_well_formed; int64 keys). What a peer cannot give the lab:
@@ -59,6 +61,16 @@ key_scan scan_distinct(Iterable& set, KeyOf key_of) {
   s.size = static_cast<std::int64_t>(keys.size());
   for (std::int64_t k : keys) s.key_sum += k;
   return s;
+}
+
+// A peer library's registration of the calling thread, which most libraries ask of every thread
+// that touches their structures: Attachment registers in its constructor and unregisters in its
+// destructor. Made on the thread's first operation (a thread_local check per operation, part of
+// what using the library costs) and undone at the thread's exit, before the trial joins it.
+template <class Attachment>
+Attachment& attached_thread() {
+  thread_local Attachment attachment;
+  return attachment;
 }
 
 // What a peer's workers get for region_span (trial.hpp): each operation opens its own region.

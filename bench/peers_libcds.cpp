@@ -28,22 +28,20 @@
 namespace reclaim_bench::peers {
 namespace {
 
-// Attached on the first operation of a thread, detached at its exit.
-void attach_this_thread() {
-  struct attachment {
-    bool owned = false;
-    attachment() {
-      if (!cds::threading::Manager::isThreadAttached()) {
-        cds::threading::Manager::attachThread();
-        owned = true;
-      }
+// Attached on the first operation of a thread, detached at its exit (attached_thread).
+struct attachment {
+  bool owned = false;
+  attachment() {
+    if (!cds::threading::Manager::isThreadAttached()) {
+      cds::threading::Manager::attachThread();
+      owned = true;
     }
-    ~attachment() {
-      if (owned) cds::threading::Manager::detachThread();
-    }
-  };
-  thread_local attachment a;
-}
+  }
+  ~attachment() {
+    if (owned) cds::threading::Manager::detachThread();
+  }
+};
+void attach_this_thread() { attached_thread<attachment>(); }
 
 template <class GC>
 struct libcds_session {

@@ -58,6 +58,8 @@ inline reclaim::stats stats_delta(const reclaim::stats& before, const reclaim::s
   d.fallbacks -= before.fallbacks;
   d.free_ns -= before.free_ns;
   d.scan_ns -= before.scan_ns;
+  d.wide_cas -= before.wide_cas;
+  d.wide_cas_failed -= before.wide_cas_failed;
   return d;
 }
 

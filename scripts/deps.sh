@@ -11,9 +11,9 @@ bench=(libcli11-dev nlohmann-json3-dev libfmt-dev libtomlplusplus-dev)
 # preloads libtcmalloc_minimal.so.4 of libtcmalloc-minimal4; libgoogle-perftools4 brings the full
 # one), mimalloc.
 allocators=(libjemalloc2 libtcmalloc-minimal4 libgoogle-perftools4 libmimalloc2.0)
-# The lab's peers (bench/peers.hpp): xenium and libcds, whose schemes and containers the lab runs
-# beside ours when they are installed (the lab builds without them).
-peers=(libxenium-dev libcds-dev)
+# The lab's peers (bench/peers.hpp): xenium, libcds, liburcu and Concurrency Kit, whose schemes the
+# lab runs beside ours when they are installed (the lab builds without them).
+peers=(libxenium-dev libcds-dev liburcu-dev libck-dev)
 # python3-venv: .venv for the tools (pandas, matplotlib from PyPI; tools/requirements.txt).
 python=(python3 python3-venv)
 # pkg-config: tests/packaging compiles a program with the installed reclaim.pc. relacy-dev: the

@@ -191,7 +191,8 @@ TEST(stamp_it_scheme, a_node_waits_only_for_the_threads_inside_when_it_was_retir
     stamp_it::guard g(domain);
     g.retire(new tracked<stamp_it>(destroyed));  // before `late` enters
     late.enter();
-  }  // we are the oldest: leaving frees the node, although `late` is still inside
+  }  // we stay in the pool, parked
+  domain.flush();  // we are the oldest: leaving frees the node, although `late` is still inside
   EXPECT_EQ(destroyed.load(), 1) << "a thread that entered after the retire held the node";
   retire_one<stamp_it>(domain, destroyed);  // after `late` entered: it must wait
   domain.flush();
@@ -221,8 +222,9 @@ TEST(stamp_it_scheme, the_last_thread_frees_what_others_handed_over) {
   retired.wait();
   EXPECT_EQ(destroyed.load(), 0);
   EXPECT_EQ(domain.stats().pending, static_cast<std::uint64_t>(count));
-  young.enter();  // its stamp is no lower than the nodes': they need not wait for it
-  old.leave();    // the last one: frees the handed-over list
+  young.enter();   // its stamp is no lower than the nodes': they need not wait for it
+  old.leave();     // parked in the pool, still the oldest
+  domain.flush();  // takes `old` out of the pool: as the last one, frees the handed-over list
   EXPECT_EQ(destroyed.load(), count) << "the last thread left the global retire list alone";
   may_exit.open();
   retirer.join();

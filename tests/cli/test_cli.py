@@ -51,10 +51,10 @@ Usage: test_cli.py BENCH CHECK, where BENCH is the reclaim-bench executable and 
   latency    every JSON line has sampled latency percentiles in order (p50 <= p99 <= p99.9 <=
              max) from about one operation in 64, and the longest reclamation pause: none under
              `none`, some wherever something was freed; in the lab's process and in a child
-  peers      the peer schemes built in (xenium:*, libcds:*; none when their packages are
-             missing) run their containers through the same validation and JSON line, are
-             skipped on containers they do not offer, cannot be stalled, and stay out of the
-             applicability matrix
+  peers      the peer schemes built in (xenium:*, libcds:*, urcu:*, ck:*; none when their
+             packages are missing) run their containers through the same validation and JSON
+             line, are skipped on containers they do not offer, cannot be stalled, and stay out
+             of the applicability matrix
 Python 3 standard library only.
 """
 import csv
@@ -83,7 +83,7 @@ REQUIRED_FIELDS = [
     "insert", "delete", "prefill",
     "seed", "ops", "throughput", "peak_rss_bytes", "rss_bytes", "retired", "freed", "pending",
     "pending_peak", "epochs", "scans", "signals", "free_ns", "final_size", "checksum_ok", "git",
-    "cpus", "family", "scan_ns", "pairs", "region_ops",
+    "cpus", "family", "scan_ns", "pairs", "region_ops", "wide_cas", "wide_cas_failed",
 ]
 
 
@@ -230,7 +230,7 @@ def test_bad_input(tmp):
     # defaults-sweep variant without -DRECLAIM_BENCH_SWEEP=ON (when this build has the sweep, the
     # variant runs: no case).
     listed = listed_names()
-    for library in ("xenium", "libcds"):
+    for library in ("xenium", "libcds", "urcu", "ck"):
         if not any(name.startswith(f"{library}:") for name in listed):
             cases.append((["--scheme", f"{library}:debra"], "a peer's scheme"))
     if "ebr_k4" not in listed:
@@ -1549,7 +1549,8 @@ def test_latency(tmp):
 def test_peers(tmp):
     lines = bench("list").stdout.splitlines()
     if "Peers (other libraries' schemes with their own containers; bench/peers.hpp)" not in lines:
-        print("peers: none built in (libxenium-dev, libcds-dev not installed): nothing to check")
+        print("peers: none built in (libxenium-dev, libcds-dev, liburcu-dev, libck-dev not "
+              "installed): nothing to check")
         return
     start = lines.index("Peers (other libraries' schemes with their own containers; "
                         "bench/peers.hpp)")
@@ -1564,7 +1565,10 @@ def test_peers(tmp):
     columns = lines[lines.index(matrix) + 1].split()
     check(not any(":" in c for c in columns), f"peers: in the matrix columns {columns}")
 
-    names = [n for n in ("xenium:debra", "xenium:hp", "libcds:hp") if n in peers]
+    # One scheme of each library built in; every scheme of the C libraries (liburcu, Concurrency
+    # Kit), whose containers are the lab's peers_hm.hpp over their APIs.
+    names = [n for n in ("xenium:debra", "xenium:hp", "libcds:hp", "urcu:memb", "urcu:qsbr",
+                         "urcu:bp", "urcu:rculfhash", "ck:epoch", "ck:hp") if n in peers]
     out = os.path.join(tmp, "peers.jsonl")
     r = bench("--ds", "hm_list,hm_hashmap,lazy_list", "--scheme", ",".join(names),
               "--threads", "2", "--seconds", "0.2", "--keys", "1K", "--out", out)

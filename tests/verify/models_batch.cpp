@@ -193,6 +193,40 @@ struct late_era_model : shared_node_model<late_era_model<Scheme>, Scheme> {
   void after() { this->after_all_freed(1); }
 };
 
+// Crystalline's lazy leave (crystalline.hpp, close()): thread 0 reads the shared node in two
+// operations, the second under the reservation the first kept (its era is still the clock's: no
+// publication). Thread 1 swaps node 1 for node 2, retires node 1 and flushes; thread 2 runs a
+// barrier. Both the flush's seal and the barrier release the kept reservations of threads between
+// operations (revoke_kept()). If a revoker's CAS comes between the reader's operations, the
+// reader's next start must wait for it and publish again: a reader that misses it (fault
+// crystalline_revoke_unnoticed) trusts its cached era, loads node 1 before the swap, and a seal
+// finds its reservation released and frees node 1 under its read.
+template <class Scheme>
+struct kept_model : shared_node_model<kept_model<Scheme>, Scheme, 3> {
+  void read() {
+    shared_node_model<kept_model<Scheme>, Scheme, 3>::read();
+    shared_node_model<kept_model<Scheme>, Scheme, 3>::read();
+  }
+  void write() { this->swap_retire_and_flush(); }
+  void bystander() { this->domain.barrier(); }
+  void after() { this->after_all_freed(1); }
+};
+
+// The same reader against synchronize(): its second operation publishes nothing, so the fence
+// at its start (open(): a locked CAS, fence_after_rmw()) is what orders its depth store
+// before its load of the source, as wait_for_open_guards() needs. Without it (fault
+// crystalline_begin_without_fence) the writer's synchronize() may read the depth of the reader's
+// first operation, then of its second, take the second for one begun after its unlink, and delete
+// node 1 under the second's read.
+template <class Scheme>
+struct kept_grace_model : shared_node_model<kept_grace_model<Scheme>, Scheme> {
+  void read() {
+    shared_node_model<kept_grace_model<Scheme>, Scheme>::read();
+    shared_node_model<kept_grace_model<Scheme>, Scheme>::read();
+  }
+  void write() { this->swap_then_synchronize(); }
+};
+
 }  // namespace
 
 void add_batch_models(registry& r) {
@@ -234,6 +268,12 @@ void add_batch_models(registry& r) {
   r.add<late_era_model<reclaim::hyaline_1s<>>>("batch/late_era/hyaline_1s", "hyaline_1s");
   r.add<claimed_helper_model<reclaim::crystalline_w<advance_every<1>, fast_path<0>>>>(
       "batch/claimed_helper/crystalline_w", "crystalline_w");
+  r.add<kept_model<reclaim::crystalline_l<>>>("batch/kept/crystalline_l", "crystalline_l");
+  r.add<kept_model<reclaim::crystalline_w<>>>("batch/kept/crystalline_w", "crystalline_w");
+  r.add<kept_grace_model<reclaim::crystalline_l<>>>("batch/kept_grace/crystalline_l",
+                                                    "crystalline_l");
+  r.add<kept_grace_model<reclaim::crystalline_w<>>>("batch/kept_grace/crystalline_w",
+                                                    "crystalline_w");
 
   const std::vector<std::string> all = {"hyaline",    "hyaline_1",     "hyaline_s",
                                         "hyaline_1s", "crystalline_l", "crystalline_w"};
@@ -265,8 +305,13 @@ void add_batch_models(registry& r) {
                        "before it publishes), but retire_batch() stores the batch's count with "
                        "operator= (a seq_cst store) before the slot loads, and the adapter follows "
                        "every seq_cst store with a seq_cst fence: F_r in effect. In C++ a seq_cst "
-                       "store is no fence, so the order is still needed there",
-                       {"hyaline", "hyaline_1s"}});
+                       "store is no fence, so the order is still needed there. hyaline_s: the "
+                       "fence_after_rmw() after publish_era()'s CAS, which the checker needs "
+                       "(hyaline.hpp), and Relacy's seq_cst loads, which read the slot era's last "
+                       "seq_cst CAS, leave no schedule where F_r is missed; in C++ (and on a "
+                       "machine whose RMW is no fence) the retirer's load of the era may still "
+                       "pass its unlink without it",
+                       {"hyaline", "hyaline_1s", "hyaline_s"}});
   r.mutants.push_back({"hyaline_enter_relaxed",
                        "hyaline_1: entering swaps the thread's slot head with a relaxed exchange "
                        "instead of seq_cst",
@@ -282,6 +327,20 @@ void add_batch_models(registry& r) {
                        "a requester that claimed helpers does not freeze its reservations under "
                        "the hold (they are released while a helper may still read the source)",
                        {"crystalline_w"}});
+  r.mutants.push_back({"crystalline_revoke_unnoticed",
+                       "an operation's start that finds a revoker releasing its kept reservations "
+                       "does not wait for it (and trusts the eras cached in its slots)",
+                       {"crystalline_l", "crystalline_w"},
+                       "the order is needed, but the window is a plain field: the owner must read "
+                       "its slot's cached era after the revoker's CAS and before the revoker "
+                       "resets it, and then load the node before the writer's swap while the "
+                       "revoker's release of the reservation lands after the writer's seal. "
+                       "Relacy does not check plain fields, and its random search does not place "
+                       "the three threads so"});
+  r.mutants.push_back({"crystalline_begin_without_fence",
+                       "an operation's start (its CAS on the between-operations word) is not "
+                       "followed by the full fence that the locked instruction is",
+                       {"crystalline_l", "crystalline_w"}});
 }
 
 }  // namespace reclaim_verify

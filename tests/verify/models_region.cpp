@@ -34,10 +34,31 @@ struct late_begin_model : shared_node_model<late_begin_model<Scheme>, Scheme> {
   }
 };
 
+// A reader whose second operation finds the token parked and leaves it there (its first picked
+// the token up, and a thread picks up only every pick_up_every-th parked token it finds), while
+// thread 1 swaps, retires and flushes: each flush picks the token up and passes it past the
+// reader, skipping it as idle, or as active in the current round (argument (c) of
+// token_ebr.hpp), or handing it the token if its operation began in an earlier round. Nothing
+// else orders the reader's read after the unlink when a pass skips it as current: its load of the
+// round must acquire the wrap that followed the unlink. The stats add up at the end.
+template <class Scheme>
+struct declined_pick_up_model : shared_node_model<declined_pick_up_model<Scheme>, Scheme> {
+  void read() {
+    { typename Scheme::guard first(this->domain); }
+    shared_node_model<declined_pick_up_model, Scheme>::read();
+  }
+  void write() {
+    this->swap_and_retire();
+    this->flush_times(3);
+  }
+  void after() { this->after_all_freed(1); }
+};
+
 template <class Scheme>
 void add_token_models(registry& r, const std::string& scheme) {
   add_generic_models<Scheme>(r, "region", scheme);
   r.add<late_begin_model<Scheme>>("region/late_begin/" + scheme, scheme);
+  r.add<declined_pick_up_model<Scheme>>("region/declined_pick_up/" + scheme, scheme);
 }
 
 void add_region_models(registry& r) {
@@ -74,6 +95,14 @@ void add_region_models(registry& r) {
   r.mutants.push_back({"token_skip_active",
                        "a pass skips every active record instead of handing it the token",
                        tokens});
+  r.mutants.push_back({"token_round_relaxed",
+                       "an operation reads the round it announces with a relaxed load instead of "
+                       "an acquire (a pass that skips it as current orders nothing before it)",
+                       tokens,
+                       "caught under token_naive (declined_pick_up), as token_begin_relaxed: "
+                       "under the other orders the free comes a third advance of the round after "
+                       "the swap, past the stale values Relacy's loads may return",
+                       {"token_pass_first", "token_periodic", "token_af"}});
   r.mutants.push_back({"token_free_one_round_early",
                        "a receipt frees the previous bag with the oldest", tokens});
 }

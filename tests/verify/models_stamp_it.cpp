@@ -4,7 +4,8 @@
 // too, but each does one short operation), so the stamp pool's removals seldom meet a third
 // block. pool_model drives the pool directly, three threads entering and leaving twice each (their
 // blocks reused, as a thread's record is); readers_model runs the scheme with two readers, each in
-// two regions, while a third thread retires two nodes.
+// two regions, while a third thread retires two nodes; parked_model has a reader parked in the
+// pool between two regions while the writer retires, takes it out and frees.
 #include <reclaim/schemes/stamp_it.hpp>
 
 #include <memory>
@@ -73,6 +74,33 @@ struct readers_model : shared_node_model<readers_model<Scheme>, Scheme, 3> {
   void after() { this->after_all_freed(2); }
 };
 
+// Thread 0 reads in one region and stays parked in the pool (its stamp kept) until thread 1 has
+// swapped the node, retired it and flushed: the flush takes the parked reader out of the pool
+// (evict_oldest()) and frees the node at once. Then the reader reads again: taken out, it must
+// push again with a new stamp and the fence after it, or it may read the freed node (the progress
+// flag orders nothing). Thread 1 swaps once more while the reader may be inside; at the end a
+// barrier has freed both retired nodes.
+template <class Scheme>
+struct parked_model : shared_node_model<parked_model<Scheme>, Scheme> {
+  static constexpr int newest = 3;
+  progress_flag phase;  // 1: the reader is parked; 2: the writer freed the first node
+
+  void read() {
+    shared_node_model<parked_model<Scheme>, Scheme>::read();
+    phase.set(1);
+    phase.wait_until(2);
+    shared_node_model<parked_model<Scheme>, Scheme>::read();
+  }
+  void write() {
+    phase.wait_until(1);
+    this->swap_retire_and_flush(2);
+    RL_ASSERT(this->domain.stats().freed == 1);  // the parked reader held nothing
+    phase.set(2);
+    this->swap_retire_and_flush(3);
+  }
+  void after() { this->after_all_freed(2); }
+};
+
 }  // namespace
 
 void add_stamp_it_models(registry& r) {
@@ -80,6 +108,7 @@ void add_stamp_it_models(registry& r) {
   add_generic_models<scheme>(r, "region", "stamp_it");
   r.add<pool_model>("region/pool/stamp_it", "stamp_it");
   r.add<readers_model<scheme>>("region/readers/stamp_it", "stamp_it");
+  r.add<parked_model<scheme>>("region/parked/stamp_it", "stamp_it");
 
   r.mutants.push_back(
       {"stamp_remove_next_relaxed",
@@ -98,6 +127,10 @@ void add_stamp_it_models(registry& r) {
                        {"stamp_it"}});
   r.mutants.push_back({"stamp_free_one_step_early",
                        "a thread frees its own nodes up to one stamp step past the tail stamp",
+                       {"stamp_it"}});
+  r.mutants.push_back({"stamp_resume_ignores_eviction",
+                       "a thread that left the pool parked resumes its old stamp even when another "
+                       "thread took its block out meanwhile (no new stamp, no fence)",
                        {"stamp_it"}});
 }
 

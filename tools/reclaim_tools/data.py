@@ -56,9 +56,10 @@ def load_results(path):
         raise ToolError(f"{path}: no trials (empty file); expected the JSON Lines of "
                         "reclaim-bench --out")
     df = pd.DataFrame(rows)
-    # Lines written before --stall and --signals existed: no stalled thread, no signal. (keys,
-    # insert and delete are always written by the lab; 0 stands for unknown.)
-    for column in ("stall", "signals", "keys", "insert", "delete"):
+    # Lines written before --stall, --signals and wide_cas existed: no stalled thread, no signal, no
+    # double-width CAS counted. (keys, insert and delete are always written by the lab; 0 stands
+    # for unknown.)
+    for column in ("stall", "signals", "keys", "insert", "delete", "wide_cas"):
         if column not in df:
             df[column] = 0
         df[column] = df[column].fillna(0).astype(int)

@@ -284,8 +284,11 @@ class domain_base {
   // that holds its garbage, it answers a barrier that asked by moving its garbage into `handed`.
   // Barriers of one domain are serialized, so a record has one request at a time.
   static void answer_handover(Record& r) noexcept {
-    if (r.handover.load(std::memory_order_relaxed) == Record::asked) [[unlikely]]
-      answer_handover_slow(r);
+    if (handover_asked(r)) [[unlikely]] answer_handover_slow(r);
+  }
+  // relaxed: a hint; answer_handover_slow()'s CAS is what synchronizes with the request.
+  static bool handover_asked(const Record& r) noexcept {
+    return r.handover.load(std::memory_order_relaxed) == Record::asked;
   }
   [[gnu::noinline]] static void answer_handover_slow(Record& r) noexcept {
     std::uint32_t expected = Record::asked;

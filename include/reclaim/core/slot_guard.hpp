@@ -83,6 +83,7 @@ struct slot_hooks_base {
   static constexpr slot_hold holds = slot_hold::never;
   static constexpr bool lends_slots = true;
   static constexpr bool clears_lent_slot = false;
+  static constexpr bool rereads_source = false;
 
   // This thread's record in the domain (registered on first use), and the opening and closing of a
   // guard's nesting level: its block of slots.
@@ -102,11 +103,18 @@ class slot_guard : public Hooks::template guard_base<slot_guard<Hooks>> {
 
  public:
   static constexpr bool validates = true;
+  // Whether protect() returns only what src still held once the protection was visible, by
+  // re-reading src (Hooks::rereads_source: the hp family; era schemes validate by the era): a
+  // container may then make a removed node's link change to fail a reader's protect() there.
+  static constexpr bool rereads_source = Hooks::rereads_source;
   static constexpr unsigned slot_count = Hooks::slot_count;
 
-  explicit slot_guard(domain& d = Hooks::scheme::default_domain())
+  // Always inlined, as its destructor: a guard made out of line has its address taken, and then
+  // every protect() re-loads block_ from memory after its publication (a compiler barrier, or a
+  // store that may alias the guard), inside the caller's traversal loop.
+  [[gnu::always_inline]] explicit slot_guard(domain& d = Hooks::scheme::default_domain())
       : domain_(d), record_(Hooks::local(d)), block_(Hooks::begin(d, record_)) {}
-  ~slot_guard() {
+  [[gnu::always_inline]] ~slot_guard() {
     this->check_owner();
     Hooks::end(domain_, record_, block_);
   }

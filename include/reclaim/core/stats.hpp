@@ -28,6 +28,12 @@ struct stats {
   // attempts, walks of stamped lists), nanoseconds, estimated by sampling (core::scan_timer).
   // (free_ns + scan_ns) / freed is a scheme's reclamation cost per node.
   std::uint64_t scan_ns = 0;
+  // Double-width compare-and-swaps (`lock cmpxchg16b` on x86-64, a locked instruction that costs
+  // about twice a single-width one) on the 16-byte words of hyaline's shared slots and
+  // crystalline's reservations, snapshot reads of those words included (each is one). Divided by
+  // the operations: their cost per operation.
+  std::uint64_t wide_cas = 0;
+  std::uint64_t wide_cas_failed = 0;  // of those, the ones whose comparison failed
   std::uint64_t threads = 0;       // thread records in use now
   std::uint64_t records = 0;       // thread records ever created (reused after threads exit)
   // The longest single reclamation pause of any thread, nanoseconds (wall time): one batch freed
@@ -42,13 +48,35 @@ namespace core {
 // store, not a locked RMW; stats() reads them from any thread (relaxed: a snapshot, not a barrier).
 struct counters {
   core::atomic<std::uint64_t> retired{0}, freed{0}, epochs{0}, scans{0}, signals{0}, fallbacks{0},
-      free_ns{0}, scan_ns{0};
+      free_ns{0}, scan_ns{0}, wide_cas{0}, wide_cas_failed{0};
   core::atomic<std::uint64_t> longest_pause_ns{0};
   // Owner only: the calls since the last timed one (sampled_timer), of scans and of single frees.
   unsigned scans_untimed = 0, frees_untimed = 0;
 
   static void add(core::atomic<std::uint64_t>& c, std::uint64_t n) noexcept {
     c.store(c.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
+  }
+  // A double-width compare-and-swap on `word` (core::atomic_pair, platform/dwcas.hpp), counted;
+  // the owner's only, as every counter here.
+  template <class Pair, class Value>
+  bool cas_wide(Pair& word, Value& expected, const Value& desired) noexcept {
+    add(wide_cas, 1);
+    if (word.compare_exchange(expected, desired)) return true;
+    add(wide_cas_failed, 1);
+    return false;
+  }
+  // A snapshot read of such a word: one compare-and-swap that changes nothing.
+  template <class Pair>
+  auto load_wide(const Pair& word) noexcept {
+    add(wide_cas, 1);
+    return word.load();
+  }
+  // Replaces such a word: a snapshot read, then compare-and-swaps until one holds.
+  template <class Pair, class Value>
+  void store_wide(Pair& word, const Value& desired) noexcept {
+    Value seen = load_wide(word);
+    while (!cas_wide(word, seen, desired)) {
+    }
   }
   // A pause of `ns`: the longest one so far is kept.
   void paused(std::uint64_t ns) noexcept {
@@ -65,6 +93,8 @@ struct counters {
     s.fallbacks += fallbacks.load(std::memory_order_relaxed);
     s.free_ns += free_ns.load(std::memory_order_relaxed);
     s.scan_ns += scan_ns.load(std::memory_order_relaxed);
+    s.wide_cas += wide_cas.load(std::memory_order_relaxed);
+    s.wide_cas_failed += wide_cas_failed.load(std::memory_order_relaxed);
     s.longest_pause_ns =
         std::max(s.longest_pause_ns, longest_pause_ns.load(std::memory_order_relaxed));
   }

@@ -4,13 +4,16 @@
 // A sorted singly linked list with head and tail sentinels. Searches take no locks; insert and
 // erase lock the predecessor and the current node, validate that both are unmarked and still
 // adjacent, and then link or unlink. A node is marked (logically deleted) before it is unlinked,
-// and its next pointer never changes after that.
+// and its next pointer never changes after that (but under the hp family, below).
 //
 // With pointer schemes (guard::validates) a search protects each node and then checks that its
 // predecessor is unmarked: an unmarked node is in the list, so the protected node was reachable
 // when the protection was confirmed. If the predecessor is marked the search restarts from the
 // head, as Dice et al. (paper 004) do; contains() is then lock-free rather than wait-free.
-// Epoch schemes skip that check and keep the original wait-free search.
+// Under the hp family, whose protect() re-reads the link it protects from, erase() instead points
+// the removed node's next at the tail, which fails such a protection, and a search checks only
+// its last predecessor's mark (search()). Epoch schemes skip the check and keep the original
+// wait-free search.
 //
 // Phases (NBR, paper 000 section 5.2): the search is the read phase; the write phase reserves the
 // predecessor and the current node before taking their locks. A map's visit() (and find(), which
@@ -112,6 +115,11 @@ class basic_lazy_list
         // Mark first: a search that reaches curr from here on sees it deleted.
         curr->marked.store(true, std::memory_order_release);
         pred->next.store(curr->next.load(std::memory_order_relaxed), std::memory_order_release);
+        // A search standing on curr now reaches the tail and starts over (see search()). release:
+        // pairs with the acquire re-read in protect(), so that a search that finds the tail here
+        // also finds curr marked. (What orders this store before the unlink of curr's successor,
+        // whose eraser locks pred or curr after us, is the release of our locks.)
+        if constexpr (redirects_removed) curr->next.store(&tail_, std::memory_order_release);
       }
       g.retire(as_node(curr));  // as a node: its deleter destroys the key and value
       return this->erased();
@@ -202,27 +210,57 @@ class basic_lazy_list
     }
   }
 
+  // Where the guard's protect() re-reads its source (the hp family), erase() points a removed
+  // node's next at the tail after unlinking it: a search standing on the node then either
+  // protected its successor before that store (the re-read saw the old link, so the successor,
+  // which cannot be unlinked before our locks are released, was still in the list once the
+  // protection was visible) or reaches the tail, never freed; it checks its last predecessor's mark
+  // once, at the end, rather than every predecessor's at every node. Other validating schemes
+  // (eras) check each predecessor's mark: their protection holds whatever src held in the era.
+  static constexpr bool redirects_removed = [] {
+    if constexpr (requires { guard_type::rereads_source; })
+      return guard_type::rereads_source;
+    else
+      return false;
+  }();
+
   // Returns the last node with a key below `key` and its successor, both protected. Keys are
   // compared by reference: a read phase copies nothing.
-  std::pair<link_node*, link_node*> search(guard_type& g, detail::search_key<Key> key) {
-    unsigned pred_slot = 0, curr_slot = 1;
+  // The two slots alternate by writing the step twice, each naming its slot as a constant, rather
+  // than by swapping slot indices: a protected node then costs what the scheme's protect costs.
+  // Always inlined, so that the guard is the operation's local: out of line (GCC keeps it so when
+  // three operations call it), the guard is reached through a reference and its block of slots is
+  // re-loaded after every hazard store, which may alias it.
+  [[gnu::always_inline]] std::pair<link_node*, link_node*> search(guard_type& g,
+                                                                 detail::search_key<Key> key) {
     for (;;) {
       link_node* pred = &head_;
-      link_node* curr = g.protect(pred->next, curr_slot);
-      bool confirmed = true;
-      while (before(curr, key)) {
-        std::swap(pred_slot, curr_slot);
-        pred = curr;
-        curr = g.protect(pred->next, curr_slot);
-        if constexpr (guard_type::validates) {
-          if (pred->marked.load(std::memory_order_acquire)) {
-            confirmed = false;  // curr may already be unlinked: start over from the head
-            break;
-          }
+      link_node* curr = g.protect(pred->next, 1);
+      for (;;) {
+        if (!before(curr, key)) break;
+        if (!step<0>(g, pred, curr)) break;
+        if constexpr (guard_type::validates) {  // the other slot (no slots otherwise: one step)
+          if (!before(curr, key)) break;
+          if (!step<1>(g, pred, curr)) break;
         }
       }
-      if (confirmed) return {pred, curr};
+      // A marked predecessor: curr may already be unlinked (or be the tail it was pointed at):
+      // start over from the head.
+      if constexpr (guard_type::validates)
+        if (pred->marked.load(std::memory_order_acquire)) continue;
+      return {pred, curr};
     }
+  }
+  // One step of a search: pred moves to curr (protected in the other slot) and curr to its
+  // successor, protected in slot S. False where pred is marked (unless the search checks only the
+  // last one, redirects_removed).
+  template <unsigned S>
+  [[gnu::always_inline]] static bool step(guard_type& g, link_node*& pred, link_node*& curr) {
+    pred = curr;
+    curr = g.protect(pred->next, S);
+    if constexpr (guard_type::validates && !redirects_removed)
+      return !pred->marked.load(std::memory_order_acquire);
+    return true;
   }
 
   link_node* first() const { return head_.next.load(std::memory_order_acquire); }

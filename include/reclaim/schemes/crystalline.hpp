@@ -148,6 +148,11 @@ struct crystalline_record : core::thread_record<FreePolicy> {
       request;
   // Held around each retire, seal and release of freed batches (core::garbage_claim).
   alignas(core::cache_line) core::garbage_claim claim;
+  // The outermost level's reservations between operations (the domain's close()): the owner is
+  // inside an operation, or has left them published (kept), or released (idle), or another
+  // thread is releasing them (revoking: the domain's revoke()).
+  static constexpr std::uint32_t inside = 0, kept = 1, idle = 2, revoking = 3;
+  core::atomic<std::uint32_t> between{idle};
   // Owner only (or a barrier that borrowed the record).
   guard_level levels;        // the outermost guard's slots; nested levels chained to it
   std::size_t protections = 0;  // reservations owned by live protections
@@ -199,6 +204,11 @@ class basic_crystalline<WaitFree, Policies...>::domain
       assert(r.protections == 0 && "reclaim: domain destroyed while a guard_ptr on it is alive");
     });
 #endif
+    // What threads between operations kept (batches in their lists), released now that none
+    // can run one (counted on each record).
+    this->threads_.for_each([this](record& o) {
+      if (!o.forgotten) release_kept(o, o);
+    });
     this->shutdown();
   }
 
@@ -279,6 +289,10 @@ class basic_crystalline<WaitFree, Policies...>::domain
   level& open(record& r) {
     fence_once(r);
     const unsigned depth = r.enter();
+    if (depth == 0) {
+      take_between(r);
+      if (!RECLAIM_MUTATED(crystalline_begin_without_fence)) core::fence_after_rmw();
+    }
     claim::free_policy_step(r);
     if (depth == 0 && r.levels.complete) [[likely]]
       return r.levels;
@@ -298,14 +312,93 @@ class basic_crystalline<WaitFree, Policies...>::domain
       }
       return *l;
     } catch (...) {
-      (void)r.leave();
+      if (r.leave()) end_kept(r);  // a barrier can release them only once we are between
       throw;
     }
   }
   void close(record& r, level& l) noexcept {
-    for (slot& s : l.slots)
-      if (s.era != detail::no_era && !release(r, s)) l.complete = false;
+    const bool outermost = &l == &r.levels;
+    const bool may_keep = outermost && !releasing_.load(std::memory_order_relaxed);
+    bool kept = false;
+    for (slot& s : l.slots) {
+      if (s.era == detail::no_era) continue;
+      const std::uint64_t list = s.res->word.peek_lo();
+      if (may_keep && list == 0 && !(wait_free && s.res->frozen)) {
+        kept = true;
+        continue;
+      }
+      if (!release(r, s, list)) l.complete = false;
+    }
     (void)r.leave();
+    // release: our slots' eras happen before a revoker's release of them (revoke()).
+    if (outermost)
+      r.between.store(kept ? record::kept : record::idle, std::memory_order_release);
+  }
+
+  // Lazy leave (close()). An operation's end keeps each outermost reservation whose list is empty
+  // published, with its era, so that the next operation's protects find the era it holds (no
+  // DWCAS to release it, none to publish the same era again): one release and one publication
+  // per clock advance, per batch inserted and per revocation, where each operation paid both. Safe
+  // as it stands: a reservation protects more than its owner reads, never less. The list is read
+  // with a plain load, a hint: a batch inserted after it stays until the reservation is released.
+  // The cost would be garbage, since a kept reservation receives batches like an active one. So
+  // every seal first releases the reservations kept by threads between operations (revoke_kept():
+  // as their owners would at their close; their next protects publish afresh), and so does a
+  // barrier: a thread between operations holds at most the batches sealed by seals that had
+  // passed that step when it left its operation, one per sealing thread. Nothing is kept while a
+  // barrier runs (releasing_: it waits for those batches), nor past flush() or thread exit, nor
+  // under crystalline_w a frozen reservation (its hold releases it).
+  // The start of an outermost guard (and of the owner's release of what it kept): a seq_cst CAS
+  // on r.between to `inside`. (1) With open()'s fence_after_rmw() (lock cmpxchg on x86-64 is a
+  // full fence) it is the fence at the start of an operation that synchronize() relies on (core::domain_base::wait_for_open_guards(): our depth
+  // store comes before our first load of a source), as a kept reservation publishes nothing (the
+  // first protect's DWCAS was that fence before lazy leave). (2) Ordered with a revoker's CAS on the same word
+  // (revoke()): if the revoker's came first we wait until it has released our kept reservations
+  // and reset our slots (its release store of `idle`, which our CAS reads from), so our first
+  // protect publishes again; if ours came first the revoker finds us inside and leaves them.
+  static void take_between(record& r) noexcept {
+    std::uint32_t w = r.between.load(std::memory_order_relaxed);
+    for (;;) {
+      if (w == record::revoking && !RECLAIM_MUTATED(crystalline_revoke_unnoticed)) [[unlikely]] {
+        core::yield_now();
+        w = r.between.load(std::memory_order_relaxed);
+      } else if (r.between.compare_exchange_weak(w, record::inside, std::memory_order_seq_cst,
+                                                 std::memory_order_relaxed))
+        return;
+    }
+  }
+  // Releases o's kept reservations on its behalf if its owner is between operations, keeping them;
+  // counted on me. False if it keeps none (or is inside an operation).
+  bool revoke(record& me, record& o) noexcept {
+    std::uint32_t w = record::kept;
+    // acquire: pairs with the release store in close(): the owner's slots, as it left them.
+    if (o.between.load(std::memory_order_relaxed) != record::kept ||
+        !o.between.compare_exchange_strong(w, record::revoking, std::memory_order_acquire,
+                                           std::memory_order_relaxed))
+      return false;
+    release_kept(me, o);
+    // release: our changes to o's slots happen before its owner's next start, whose CAS reads this.
+    o.between.store(record::idle, std::memory_order_release);
+    return true;
+  }
+  // o's kept reservations released, counted on `on` (o's owner, or a revoker, or the domain's
+  // destructor); a kept one is never frozen (close()).
+  void release_kept(record& on, record& o) noexcept {
+    for (slot& s : o.levels.slots)
+      if (s.era != detail::no_era) deactivate(on, *s.res, std::exchange(s.era, detail::no_era));
+  }
+  // The owner's, outside any guard (flush, barrier, exit; after open_slow() failed).
+  void end_kept(record& r) noexcept {
+    take_between(r);  // not while a revoker releases them
+    release_kept(r, r);
+    r.between.store(record::idle, std::memory_order_relaxed);
+  }
+  // A seal's and a barrier's: the kept reservations of every other record whose owner is between
+  // operations (counted on me). A record inside one releases at its close what is not empty (all
+  // while releasing_).
+  void revoke_kept(record& me) noexcept {
+    for (record* o = this->threads_.head(); o; o = decltype(this->threads_)::next_of(o))
+      if (o != &me && !o->forgotten) (void)revoke(me, *o);
   }
 
   // The era loop: returns src's pointer once s's reservation holds the era read after it. Load
@@ -345,8 +438,8 @@ class basic_crystalline<WaitFree, Policies...>::domain
     // retries with what it read: each failure is a completed insertion (the paper's separate list
     // and era words make it an exchange), so it is the one step of crystalline_w's protect()
     // that is not wait-free.
-    core::word_pair seen{s.era == detail::no_era ? inactive : 0, s.era};
-    while (!s.res->word.compare_exchange(seen, core::word_pair{0, e})) {
+    core::word_pair seen{s.era == detail::no_era ? inactive : s.res->word.peek_lo(), s.era};
+    while (!r.ctr.cas_wide(s.res->word, seen, core::word_pair{0, e})) {
     }
     s.era = e;
     traverse(r, seen.lo);
@@ -354,23 +447,23 @@ class basic_crystalline<WaitFree, Policies...>::domain
   }
   // Lets s's reservation go: true if it is released (inactive, still s's), false if it was
   // abandoned to a hold (crystalline_w: s then has none).
-  bool release(record& r, slot& s) noexcept {
+  bool release(record& r, slot& s, std::uint64_t list = 0) noexcept {
     const era_t era = std::exchange(s.era, detail::no_era);
     if constexpr (wait_free)
       if (s.res->frozen && s.res->frozen->abandon(*s.res)) {
         s.res = nullptr;
         return false;
       }
-    deactivate(r, *s.res, era);
+    deactivate(r, *s.res, era, list);
     return true;
   }
   // seq_cst DWCAS: our reads of what the reservation protected come before it, and the
   // traversal's decrements (acq_rel) carry them to whoever frees; as publish()'s, it acquires the
-  // detached list's links (insert()). `era` is a guess at the era it
-  // holds (right unless helpers raised it): one DWCAS when its list is empty.
-  void deactivate(record& r, reservation& x, era_t era) noexcept {
-    core::word_pair seen{0, era};
-    while (!x.word.compare_exchange(seen, core::word_pair{inactive, detail::no_era})) {
+  // detached list's links (insert()). `era` and `list` are a guess at what it holds (right unless
+  // helpers raised the era or a retirer inserted meanwhile): one DWCAS when they are.
+  void deactivate(record& r, reservation& x, era_t era, std::uint64_t list = 0) noexcept {
+    core::word_pair seen{list, era};
+    while (!r.ctr.cas_wide(x.word, seen, core::word_pair{inactive, detail::no_era})) {
     }
     traverse(r, seen.lo);
   }
@@ -508,6 +601,7 @@ class basic_crystalline<WaitFree, Policies...>::domain
   // helped reads check. Records and pool blocks the walk misses: detail/crystalline_reservations.hpp.
   bool seal(record& r, batch& b, bool pad) noexcept {
     release_forgotten(r);
+    revoke_kept(r);  // lazy leave's bound (close())
     this->adopt(r);
     if (b.nodes.empty()) return true;
     core::scan_timer timer(r.ctr);
@@ -524,7 +618,7 @@ class basic_crystalline<WaitFree, Policies...>::domain
     bool short_of_nodes = false;
     detail::oldest_reserved oldest(r.batches.old_up_to);
     auto assign = [&](reservation& x) {
-      const core::word_pair w = x.word.load();
+      const core::word_pair w = r.ctr.load_wide(x.word);
       if (w.lo == inactive) return;
       oldest.reserved(w.hi);
       if (w.hi < min) return;
@@ -566,7 +660,7 @@ class basic_crystalline<WaitFree, Policies...>::domain
     std::int64_t inserted = 0;
     for (node_base* n = as_node(b.nodes.head()); n != ref; n = next_in_batch(n)) {
       reservation* x = n->target;
-      if (x && insert(*x, n, ref, min)) ++inserted;
+      if (x && insert(r, *x, n, ref, min)) ++inserted;
     }
     b = batch{};  // the batch belongs to its reservations now
     // acq_rel: the sealer's own decrement of the bias; zero means no reservation kept a node.
@@ -580,14 +674,14 @@ class basic_crystalline<WaitFree, Policies...>::domain
   // Inserts n at the head of x's list if x is still active with an era >= min: a DWCAS that also
   // checks the era ({head, e} -> {n, e}; n's link to the old head is written before the CAS
   // publishes it). Lock-free: it fails only when the owner or another retirer changed x.
-  static bool insert(reservation& x, node_base* n, node_base* ref, era_t min) noexcept {
-    core::word_pair w = x.word.load();
+  static bool insert(record& r, reservation& x, node_base* n, node_base* ref, era_t min) noexcept {
+    core::word_pair w = r.ctr.load_wide(x.word);
     for (;;) {
       if (w.lo == inactive || w.hi < min) return false;
       n->link = reinterpret_cast<node_base*>(w.lo);
       n->batch = ref;
       // seq_cst DWCAS (a release): publishes link and batch to the traverser that detaches it.
-      if (x.word.compare_exchange(w, core::word_pair{reinterpret_cast<std::uint64_t>(n), w.hi}))
+      if (r.ctr.cas_wide(x.word, w, core::word_pair{reinterpret_cast<std::uint64_t>(n), w.hi}))
         return true;
     }
   }
@@ -609,6 +703,7 @@ class basic_crystalline<WaitFree, Policies...>::domain
 
   // flush() seals the thread's partial batches (padded) and drains its free policy.
   void flush_local(record& r) {
+    if (r.level() == 0) end_kept(r);
     holding garbage(r);
     release_forgotten(r);
     (void)seal_padded(r);  // out of memory: what stays unsealed waits for the next retires
@@ -621,6 +716,14 @@ class basic_crystalline<WaitFree, Policies...>::domain
   // sealed before it is freed (two phases of in-flight counts: batches sealed before the flip
   // count in the old one), and frees what the freers left on their free policies' lists.
   bool barrier_locked(record& me, core::deadline d) {
+    // Relaxed: a close that misses it keeps, and revoke_kept() takes what it kept.
+    releasing_.store(true, std::memory_order_relaxed);
+    struct stop_releasing {
+      core::atomic<bool>& flag;
+      ~stop_releasing() { flag.store(false, std::memory_order_relaxed); }
+    } stop{releasing_};
+    end_kept(me);
+    revoke_kept(me);
     release_forgotten(me);
     typename base::gathered g;
     bool done = this->gather_batches(me, g, d);
@@ -634,11 +737,15 @@ class basic_crystalline<WaitFree, Policies...>::domain
     core::waiter w(d);
     const unsigned p = phase_.load(std::memory_order_relaxed);  // only barriers change it
     // acquire: pairs with the release decrements in free_batches().
-    while (done && in_flight_[p ^ 1].load(std::memory_order_acquire) != 0)
+    while (done && in_flight_[p ^ 1].load(std::memory_order_acquire) != 0) {
+      revoke_kept(me);
       if (!w.wait()) done = false;
+    }
     phase_.store(p ^ 1, std::memory_order_seq_cst);
-    while (done && in_flight_[p].load(std::memory_order_acquire) != 0)
+    while (done && in_flight_[p].load(std::memory_order_acquire) != 0) {
+      revoke_kept(me);
       if (!w.wait()) done = false;
+    }
     return done && this->free_freeable(me, d);
   }
 
@@ -650,7 +757,7 @@ class basic_crystalline<WaitFree, Policies...>::domain
     bool holds = false;
     me.pool.for_each_owned([&](reservation& x) {
       if (x.abandoned) return;
-      const std::uint64_t list = x.word.load().lo;
+      const std::uint64_t list = me.ctr.load_wide(x.word).lo;
       holds = holds || (list != 0 && list != inactive);
     });
     if (holds)
@@ -694,7 +801,8 @@ class basic_crystalline<WaitFree, Policies...>::domain
         if (x.abandoned) return;
         if constexpr (wait_free)
           if (x.frozen && x.frozen->abandon(x)) return;
-        if (const core::word_pair w = x.word.load(); w.lo != inactive) deactivate(me, x, w.hi);
+        if (const core::word_pair w = me.ctr.load_wide(x.word); w.lo != inactive)
+          deactivate(me, x, w.hi);
       });
       if constexpr (wait_free) this->unregister(me, *f);
     }
@@ -707,6 +815,7 @@ class basic_crystalline<WaitFree, Policies...>::domain
   // freed by then (no guard or guard_ptr may outlive the domain, so every reservation has been
   // released).
   void on_thread_exit(record& r) noexcept {
+    take_between(r);  // not while a revoker releases the kept reservations
     holding garbage(r);
     for (level* l = &r.levels; l; l = l->next.get())
       for (slot& s : l->slots)
@@ -714,10 +823,12 @@ class basic_crystalline<WaitFree, Policies...>::domain
     // What live guard_ptrs still own (crystalline_w: a frozen one stays with its guard_ptr).
     r.pool.for_each_owned([&](reservation& x) {
       if (x.abandoned || (x.frozen && x.frozen->open())) return;
-      if (const core::word_pair w = x.word.load(); w.lo != inactive) deactivate(r, x, w.hi);
+      if (const core::word_pair w = r.ctr.load_wide(x.word); w.lo != inactive)
+        deactivate(r, x, w.hi);
     });
     if (!seal_padded(r)) this->orphan(r, r.batches.take_all());
     r.freeing.drain(r);
+    r.between.store(record::idle, std::memory_order_relaxed);
     r.fenced = false;  // the next owner fences on its first use
     // since_advance is kept: short-lived threads that each allocate fewer than advance_every
     // nodes still move the clock, through their records.
@@ -728,6 +839,7 @@ class basic_crystalline<WaitFree, Policies...>::domain
   // Sealed batches not yet freed, by barrier phase.
   alignas(core::cache_line) core::atomic<std::int64_t> in_flight_[2] = {0, 0};
   core::atomic<unsigned> phase_{0};
+  core::atomic<bool> releasing_{false};  // a barrier runs: closes keep nothing (close())
   // crystalline_w (detail/crystalline_helping.hpp): requests pending (counted before they are
   // published), requests answered by a helper, and holds made.
   alignas(core::cache_line) core::atomic<std::int64_t> requests_{0};

@@ -303,18 +303,30 @@ class hp<Policies...>::domain
 
   // Publishes the pointer read from src in `hazard` and returns it once a re-read of src confirms
   // it (guard::protect(), protection::protect()). The hazard is the node's retired_hook address,
-  // the same address retire() records.
+  // the same address retire() records. Always inlined, the first try apart and marked likely: it
+  // is the whole per-node cost of a traversal (a load, the store, the re-read, a compare), and
+  // the retry loop's register moves stay off that path.
   template <class P>
-  static P publish_validated(slot& hazard, const core::atomic<P>& src, std::memory_order order) {
+  [[gnu::always_inline]] static P publish_validated(slot& hazard, const core::atomic<P>& src,
+                                                    std::memory_order order) {
     // `order` (acquire for guards): pairs with the release store or CAS that published the node.
     P p = src.load(order);
-    for (;;) {
-      // The hazard is visible before the re-read (core/fence.hpp); pairs with fence::heavy().
-      fence::publish(hazard, address_of(p));
-      P again = src.load(fence::reread(order));
-      if (again == p || RECLAIM_MUTATED(hp_no_validation)) return p;
-      p = again;
+    if (confirmed(hazard, src, order, p)) [[likely]]
+      return p;
+    while (!confirmed(hazard, src, order, p)) {
     }
+    return p;
+  }
+  // Publishes p and re-reads src: whether src still holds p; if not, p becomes what it holds.
+  template <class P>
+  [[gnu::always_inline]] static bool confirmed(slot& hazard, const core::atomic<P>& src,
+                                               std::memory_order order, P& p) {
+    // The hazard is visible before the re-read (core/fence.hpp); pairs with fence::heavy().
+    fence::publish(hazard, address_of(p));
+    const P again = src.load(fence::reread(order));
+    if (again == p || RECLAIM_MUTATED(hp_no_validation)) return true;
+    p = again;
+    return false;
   }
 
   // A slot of r's pool for a protection, until give_back(). Throws std::bad_alloc.
@@ -552,6 +564,7 @@ struct hp<Policies...>::slot_hooks
   using typename base::record, typename base::block, typename base::slot;
   static constexpr core::slot_hold holds =
       fence::tracks_activity ? core::slot_hold::while_protecting : core::slot_hold::never;
+  static constexpr bool rereads_source = true;  // publish_validated()
 
   // A guard's end: the hazards of its block are cleared, then its nesting level closes.
   static void end(domain&, record& r, block& b) noexcept {

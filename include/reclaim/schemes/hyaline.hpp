@@ -259,7 +259,7 @@ class basic_hyaline<Slots, Robust, Policies...>::domain
       }
       detail::hyaline_slot& s = slots_[i];
       core::word_pair seen{};  // a guess: the CAS corrects it
-      while (!s.head.compare_exchange(seen, core::word_pair{seen.lo + 1, seen.hi})) {
+      while (!r.ctr.cas_wide(s.head, seen, core::word_pair{seen.lo + 1, seen.hi})) {
       }
       r.slot = i;
       r.handle = ptr_of(seen.hi);
@@ -316,7 +316,7 @@ class basic_hyaline<Slots, Robust, Policies...>::domain
         if (first != handle) next = first->slot_next;
         const core::word_pair desired =
             seen.lo == 1 ? core::word_pair{0, 0} : core::word_pair{seen.lo - 1, seen.hi};
-        if (s.head.compare_exchange(seen, desired)) break;
+        if (r.ctr.cas_wide(s.head, seen, desired)) break;
       }
       // The last one out detached the list: the top's contribution for this slot.
       if (seen.lo == 1 && first) adjust(first, contribution, freed);
@@ -501,7 +501,7 @@ class basic_hyaline<Slots, Robust, Policies...>::domain
     detail::oldest_reserved oldest(me.batches.old_up_to);
     if constexpr (shared_slots) {
       for (auto& s : slots_)
-        push_or_skip([&](node* x) { return push_shared(s, x, min_birth, freed, oldest); });
+        push_or_skip([&](node* x) { return push_shared(me, s, x, min_birth, freed, oldest); });
     } else {
       for (record* o = first_record; o; o = decltype(this->threads_)::next_of(o))
         push_or_skip([&](node* x) { return push_own(*o, x, min_birth, oldest); });
@@ -517,23 +517,24 @@ class basic_hyaline<Slots, Robust, Policies...>::domain
 
   // Pushes x onto shared slot s if a thread is inside (and, robust, the slot's era covers the
   // batch); the node it covers gets its contribution and the references of the threads inside.
-  // Robust: tells `oldest` the era of a slot found with a thread inside.
-  bool push_shared(detail::hyaline_slot& s, node* x, era_t min_birth, core::retired_list& freed,
+  // Robust: tells `oldest` the era of a slot found with a thread inside. Counted on me.
+  bool push_shared(record& me, detail::hyaline_slot& s, node* x, era_t min_birth,
+                   core::retired_list& freed,
                    [[maybe_unused]] detail::oldest_reserved& oldest) noexcept {
     [[maybe_unused]] era_t era = detail::no_era;
     if constexpr (Robust) {
       era = s.access.load(std::memory_order_seq_cst);
       if (era < min_birth) {
         // Only the sort of later nodes depends on this look (detail/birth_sorted.hpp).
-        if (oldest.worth_checking(era) && s.head.load().lo != 0) oldest.reserved(era);
+        if (oldest.worth_checking(era) && me.ctr.load_wide(s.head).lo != 0) oldest.reserved(era);
         return false;
       }
     }
-    core::word_pair seen = s.head.load();  // an RMW (see retire_batch())
+    core::word_pair seen = me.ctr.load_wide(s.head);  // an RMW (see retire_batch())
     for (;;) {
       if (seen.lo == 0) return false;
       x->slot_next = ptr_of(seen.hi);
-      if (s.head.compare_exchange(seen, core::word_pair{seen.lo, word_of(x)})) break;
+      if (me.ctr.cas_wide(s.head, seen, core::word_pair{seen.lo, word_of(x)})) break;
     }
     if constexpr (Robust) oldest.reserved(era);
     if (node* prev = ptr_of(seen.hi)) {
@@ -632,8 +633,12 @@ class basic_hyaline<Slots, Robust, Policies...>::domain
       if (RECLAIM_MUTATED(batch_era_no_validation)) return p;
     }
   }
-  // hyaline_1s: a seq_cst store by the owner; hyaline_s: a seq_cst CAS that only raises the slot's
-  // era, shared by its threads.
+  // hyaline_1s: a seq_cst exchange by the owner; hyaline_s: a seq_cst CAS that only raises the
+  // slot's era, shared by its threads (called with r.era < now: at least one CAS runs). Then
+  // fence_after_rmw(), which C++ does not need here (the argument above orders the reader's next
+  // load after the retirer's fence by S alone) but the model checker does: Relacy makes a seq_cst
+  // load see what precedes another thread's seq_cst fence only after a fence of its own. On
+  // x86-64 it is the locked instruction itself (the exchange is what a seq_cst store compiles to).
   era_t publish_era(record& r, era_t now) noexcept {
     if constexpr (shared_slots) {
       core::atomic<era_t>& a = slots_[r.slot].access;
@@ -645,9 +650,10 @@ class basic_hyaline<Slots, Robust, Policies...>::domain
       }
       r.era = std::max(cur, now);
     } else {
-      r.access.store(now, std::memory_order_seq_cst);
+      (void)r.access.exchange(now, std::memory_order_seq_cst);
       r.era = now;
     }
+    core::fence_after_rmw();
     return r.era;
   }
 

@@ -16,17 +16,35 @@
 // reported it as the oldest of the pool ("the last one", section 4.3) frees from there what the
 // tail stamp allows. Exiting threads hand their list over the same way.
 //
-// When to use it. Like ner or debra, where operations are short and a region can span many of
-// them (region_guard): entering and leaving the pool costs a few CASes on shared lines, so spread
-// them over 100 operations as paper 003 does. Its reclamation cost per node does not grow with
-// the number of threads, and it frees promptly: a node waits only for the threads that were
-// inside when it was retired, whatever the others do, and the last of them frees it.
+// Staying in the pool. Entering and leaving the pool costs a few CASes on shared lines; paper 003
+// spreads them over regions of 100 operations, but a user of a map calls one operation at a
+// time. So a thread that ends its outermost region stays in the pool, parked: a plain store to
+// its block's residence word (a line only it and evictors touch), and its next region resumes
+// the same stamp with one uncontended CAS on that word. It leaves for real once it has ended 32
+// regions or retired 16 nodes since it entered (so its own nodes get freed and the tail stamp
+// moves on), and any thread may take a parked block out of the pool on its behalf (eviction, a
+// CAS from parked to evicting on the residence word, then the removal): a thread that leaves
+// while garbage waits for the tail stamp (a batch of its own, or a list handed over) takes out the
+// parked thread holding it, and flush(), barrier() and synchronize() take out every one they
+// meet. A parked thread holds nothing: it is outside every region, and the removal publishes its
+// regions as its own would (the evictor's CAS acquires the release store that parked it). A
+// resumed stamp is as good as a fresh one: the full fence after its fetch_add comes before every
+// read of the new region, which is all the argument below needs; a thread that finds itself taken
+// out waits for the evictor's removal to finish and pushes again, with a new stamp and fence
+// (models_stamp_it.cpp, parked_model).
+//
+// When to use it. Like ner or debra, where operations are short; a region_guard spanning many
+// still saves the resume CAS. Its reclamation cost per node does not grow with the number of
+// threads, and it frees promptly: a node waits only for the threads that were in the pool when
+// it was retired (a parked one until it leaves or is taken out), and the last of them frees it.
 // Garbage is NOT bounded: a thread stalled inside a region keeps the tail stamp at its own, and
 // nothing retired since can be freed (paper: "lock-less but reclamation-blocking").
 //
 // Needs from a container: only the start and end of each operation (the guard); nodes derive
 // from stamp_it<>::node_base (the retire link and the stamp).
-// Progress: entering and leaving are lock-free (section 3.3 of the paper); retire is wait-free.
+// Progress: entering and leaving are lock-free (section 3.3 of the paper), except that a thread
+// whose parked block another thread is taking out waits for that one removal to finish; retire
+// is wait-free.
 // Out of memory: entering a region and retiring never throw once the thread is registered (its
 // first use of the domain may throw std::bad_alloc, before a node is taken), and exit allocates
 // nothing. A hand-over to the global list spends one of two headers the record keeps and takes a
@@ -61,6 +79,7 @@
 #include <limits>
 #include <new>
 #include <string_view>
+#include <utility>
 
 #include "../concepts.hpp"
 #include "../core/domain.hpp"
@@ -93,6 +112,10 @@ struct stamp_it : core::scheme_base<stamp_it<Policies...>> {
   // A thread looks at its own list when it leaves a region once this many nodes are there, and
   // inside a long region once twice as many are.
   static constexpr std::size_t free_batch = 16;
+  // A thread stays in the pool between its regions (parked) until it has ended this many regions,
+  // or retired free_batch nodes, since it entered: then it leaves, as the end of a region did in
+  // the paper ("Staying in the pool" at the top of this file).
+  static constexpr unsigned regions_per_stay = 32;
 
   // The retire link plus the stamp of the retire.
   struct node_base : core::retired_hook {
@@ -119,6 +142,11 @@ struct stamp_it_record : core::thread_record<FreePolicy> {
   // Owner only (or a barrier that borrowed the record).
   alignas(core::cache_line) core::retired_list stamped;  // oldest first
   bool spent_header = false;                             // a hand-over used a header
+  bool parked = false;           // block is in the pool between regions (stamp_pool::park())
+  unsigned stay_regions = 0;     // regions ended since the block entered the pool
+  std::size_t stay_retires = 0;  // nodes retired since then
+  // The block this thread is taking out of the pool on its owner's behalf, if any (for fork()).
+  stamp_block* taking = nullptr;
 
   void destroy_garbage() noexcept { stamped.destroy_all(); }
 };
@@ -155,15 +183,28 @@ class stamp_it<Policies...>::domain
   record& begin(record& r) noexcept {
     if (r.spent_header) [[unlikely]] replenish_header(r);
     if (r.enter() != 0) return r;
-    // The push's seq_cst fetch_add is a full fence: our presence in the pool is visible before
-    // this region's first read of a shared pointer (synchronize() relies on it).
-    pool_.push(r.block);
+    // Parked, our stamp (and the fence after it) still covers this region, unless another thread
+    // took the block out; then a new stamp, with the fence after its fetch_add (the argument at
+    // the top: retire() and synchronize() rely on it).
+    if (!std::exchange(r.parked, false) || !pool_.resume(r.block)) {
+      pool_.push(r.block);
+      r.stay_regions = 0;
+      r.stay_retires = 0;
+    }
     claim::free_policy_step(r);
     return r;
   }
 
+  // Leaving the outermost region: we stay in the pool (parked, a plain store to our block's
+  // residence line) until the stay is long enough to leave it.
   void end(record& r) noexcept {
-    if (r.leave()) leave_pool(r);
+    if (!r.leave()) return;
+    if (++r.stay_regions < regions_per_stay && r.stay_retires < free_batch) {
+      pool_.park(r.block);
+      r.parked = true;
+      return;
+    }
+    leave_pool(r, 4);
   }
 
   void retire(record& r, core::retired_hook* node) noexcept {
@@ -173,23 +214,66 @@ class stamp_it<Policies...>::domain
       core::thread_fence(std::memory_order_seq_cst);
     static_cast<node_base*>(node)->retire_stamp = pool_.head_stamp();
     holding garbage(r);
+    ++r.stay_retires;
     r.stamped.push_back(node);
     r.count_retired(this->gauge_);
     if (r.stamped.size() >= 2 * free_batch) [[unlikely]] reclaim_own(r, false);
   }
 
-  // Leaving the outermost region: leave the pool, free what the tail stamp allows (ours, and as
-  // the last one the global list's), hand a long remainder over.
-  [[gnu::noinline]] void leave_pool(record& r) noexcept {
+  // Leaving the pool at the end of a stay (r outside every region, its block in the pool and not
+  // parked): free what the tail stamp allows (ours, and as the last one the global list's); while
+  // garbage waits for the tail stamp (held_back()), take out up to `evictions` parked threads that
+  // hold it; hand a long remainder over.
+  [[gnu::noinline]] void leave_pool(record& r, unsigned evictions) noexcept {
     holding garbage(r);
     if (pool_.remove(r.block)) {
       r.count_epoch_advance(pool_.tail_stamp());
       reclaim_own(r, true);
       reclaim_global(r);
-    } else {
-      reclaim_own(r, false);
-      hand_over_if_long(r);
+      return;
     }
+    reclaim_own(r, false);
+    while (evictions-- != 0 && held_back(r) && evict_parked(r)) reclaim_own(r, false);
+    hand_over_if_long(r);
+  }
+
+  // Whether garbage waits for the tail stamp to rise: a batch of ours, or a list handed over (a
+  // parked thread may hold it for ever: its owner may never run again).
+  bool held_back(const record& r) const noexcept {
+    return (r.stamped.size() >= free_batch && stamp_of(r.stamped.head()) > pool_.tail_stamp()) ||
+           !this->orphans_.empty();
+  }
+
+  // Takes the oldest block out of the pool if its thread is parked: true if it did. If that was
+  // the last one, we are: the global list is ours to free.
+  bool evict_parked(record& r) noexcept {
+    bool was_last = false;
+    if (!pool_.evict_oldest(was_last, r.taking)) return false;
+    if (was_last) {
+      r.count_epoch_advance(pool_.tail_stamp());
+      reclaim_global(r);
+    }
+    return true;
+  }
+
+  // Outside every region: ends our stay if we are parked, takes out the parked threads that hold
+  // the tail stamp back (up to `evictions`), then an empty region of a fresh stamp (which frees
+  // our ready nodes and, if we are the last one, raises the tail stamp past everything retired
+  // before and frees the global list's): what a flush, a barrier and synchronize() need.
+  void pass_through(record& r, unsigned evictions = 64) noexcept {
+    if (r.parked) empty_region(r);
+    {
+      holding garbage(r);
+      while (evictions-- != 0 && evict_parked(r)) {
+      }
+    }
+    empty_region(r);
+  }
+  // A region that ends the stay at once (begin(), then leave_pool() rather than parking).
+  void empty_region(record& r) noexcept {
+    begin(r);
+    r.leave();
+    leave_pool(r, 0);
   }
 
   // Frees the front of our list up to the tail stamp, once free_batch nodes are there (or
@@ -278,10 +362,19 @@ class stamp_it<Policies...>::domain
     batch_free::local{}.release(std::move(safe), r);
   }
 
-  // synchronize(): an operation is an outermost region (core::domain_base::wait_for_open_guards;
-  // the push's fetch_add is the fence it relies on).
-  bool wait_for_grace_period(record&, core::deadline d) const {
-    return this->wait_for_open_guards(d);
+  // synchronize(): as a retire, a stamp read after a full fence (the caller's unlink comes
+  // before it), then waits until the tail stamp reaches it, taking parked threads out. A region's
+  // depth is no sign (core::domain_base::wait_for_open_guards): resuming a parked stay has no
+  // fence between the depth store and the region's reads.
+  bool wait_for_grace_period(record& me, core::deadline d) {
+    core::thread_fence(std::memory_order_seq_cst);
+    const stamp_t h = pool_.head_stamp();
+    core::waiter w(d);
+    for (;;) {
+      pass_through(me);
+      if (pool_.tail_stamp() >= h) return true;
+      if (!w.wait()) return false;
+    }
   }
 
   static void take_garbage(record& r, typename base::gathered& into) noexcept {
@@ -305,20 +398,18 @@ class stamp_it<Policies...>::domain
       static_cast<node_base*>(n)->retire_stamp = h;
     core::waiter w(d);
     while (done && pool_.tail_stamp() < h) {
-      begin(me);
-      end(me);
+      pass_through(me);
       if (pool_.tail_stamp() >= h) break;
       if (!w.wait()) done = false;
     }
     return this->finish_barrier(me, g, done, h);
   }
 
-  // Outside a region, an empty one of our own (which frees our ready nodes and, if we are the
-  // last one, the global list's); inside, what is ready of our own. Then the free policy's.
+  // Outside a region, an empty one of our own that ends our stay and takes parked threads out
+  // (pass_through()); inside, what is ready of our own. Then the free policy's.
   void flush_local(record& me) {
     if (me.level() == 0) {
-      begin(me);
-      end(me);
+      pass_through(me);
     } else {
       holding garbage(me);
       reclaim_own(me, true);
@@ -332,7 +423,9 @@ class stamp_it<Policies...>::domain
   // that the thread that leaves last frees what every exited thread handed over.
   void on_thread_exit(record& r) noexcept {
     holding garbage(r);
-    if (r.level() != 0 && pool_.remove(r.block)) reclaim_global(r);
+    const bool in_pool =
+        r.level() != 0 || (std::exchange(r.parked, false) && pool_.resume(r.block));
+    if (in_pool && pool_.remove(r.block)) reclaim_global(r);
     reclaim_own(r, true);
     if (!r.stamped.empty()) {
       const stamp_t oldest = stamp_of(r.stamped.head());
@@ -348,7 +441,12 @@ class stamp_it<Policies...>::domain
   // region, or entering or leaving one, its block leaves the pool on its behalf (stamp_pool::
   // forget()), so that the tail stamp can rise past it; the global list is then freed by the next
   // thread that leaves as the last one.
-  void forget_thread(record& r) noexcept { pool_.forget(r.block); }
+  // Likewise a block it was taking out on another thread's behalf (evict_oldest()).
+  void forget_thread(record& r) noexcept {
+    r.parked = false;
+    pool_.forget(r.block);
+    if (r.taking) pool_.forget_eviction(*r.taking);
+  }
 
   detail::stamp_pool pool_;
 };

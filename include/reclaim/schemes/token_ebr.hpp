@@ -38,7 +38,18 @@
 //    that is active in an operation that began in the current round; it waits only at a record
 //    whose operation began in an earlier round. A token that arrives during an operation is noticed
 //    and served at that operation's end (the paper: at the start of the next one); a token with no
-//    record to go to is parked in the domain and the next thread to start an operation picks it up.
+//    record to go to is parked in the domain, and a thread picks it up at the start of the
+//    pick_up_every-th operation (32) that finds it parked. The paper's ring of busy threads moves
+//    the token at every operation; ours, left to itself (a ring of one or two threads, or of
+//    threads whose operations all began in the current round), would go round and park at every
+//    operation too, and every start of an operation would then miss the line of the round count
+//    and the parking (measured: token_af 0.34x none at 2 threads, where debra, which advances its
+//    epoch after checking every thread over several operations, is 0.86x). Waiting at the parking
+//    makes a round last at least pick_up_every operations of some thread, as debra's
+//    check_every<20> does an epoch; between pick-ups an operation's start and end touch only a
+//    read-mostly line and its own state. The wait delays frees only (three rounds of garbage,
+//    about 3 x 32 retires per thread in a ring of one); synchronize(), barrier() and flush() pick
+//    the token up at once.
 //  - Three bags and two laps, where the paper has two bags and one lap: the price of skipping
 //    operations of the current round (argument below). Without that skip, at 64 threads on 2
 //    cores the token waited at nearly every hop for a preempted thread to be scheduled again, and
@@ -132,6 +143,9 @@ struct token_ebr : core::scheme_base<token_ebr<Order, Policies...>> {
   // Frees between two looks for the token while a bag is freed; 0: no look.
   static constexpr unsigned frees_per_check =
       core::policy_value<detail::token_no_check, Policies...>;
+  // A parked token is picked up at the start of the pick_up_every-th operation of a thread that
+  // finds it parked (domain::begin(); "Differences from the paper" above).
+  static constexpr unsigned pick_up_every = 32;
   static constexpr bool frees_in_batches = std::is_same_v<free_policy, batch_free>;
   static_assert((core::known_kinds<free_policy_kind, check_kind>::template contains<Policies> &&
                  ...),
@@ -195,6 +209,9 @@ struct token_record : core::thread_record<FreePolicy> {
   alignas(core::cache_line) core::atomic<std::uint64_t> state{fresh_bit};
   // Owner only: the state its current operation announced, and the bags, newest first.
   alignas(core::cache_line) std::uint64_t announced = 0;
+  // Owner only: the operations that may still find the token parked before this thread picks it
+  // up (begin()); 1 for a thread's first.
+  unsigned pick_up_countdown = 1;
   // Whether the token is in the owner's hand: holding (taken off the state or picked up, not yet
   // passed on), or moving (being picked up or passed on: in hand, or already elsewhere). Written
   // by the owner, read only in a child of fork(), where the owner may have stopped in between
@@ -245,11 +262,15 @@ class token_ebr<Order, Policies...>::domain
   friend class core::region_hold<domain>;
   friend base;
 
-  record& begin(record& r) {
+  // eager: pick up a parked token now (synchronize(), barrier(), flush()), not at the
+  // pick_up_every-th operation that finds it parked.
+  record& begin(record& r, bool eager = false) {
     if (r.enter() != 0) return r;
     // acquire: pairs with the wraps (RMWs on rounds_), so that a passer that skips us as active in
     // this round (argument (c)) knows our reads come after the wrap. Same line as parked_.
-    r.announced = record::active_in(rounds_.load(std::memory_order_acquire));
+    r.announced = record::active_in(rounds_.load(RECLAIM_MUTATED(token_round_relaxed)
+                                                     ? std::memory_order_relaxed
+                                                     : std::memory_order_acquire));
     // acquire: pairs with the release part of a skip CAS in pass(), so what the passer knew (the
     // unlinks of nodes it is about to let be freed) happens before this operation's reads;
     // release: pairs with the acquire load in pass() of a passer that skips us as active in this
@@ -261,7 +282,8 @@ class token_ebr<Order, Policies...>::domain
                                                           : std::memory_order_acq_rel);
     if (was & (fresh_bit | lent_bit)) [[unlikely]] first_or_lent(r, was);
     this->answer_handover(r);  // a barrier that could not borrow us asks
-    if (parked_.load(std::memory_order_relaxed)) [[unlikely]] pick_up(r);
+    if (parked_.load(std::memory_order_relaxed) && (eager || --r.pick_up_countdown == 0))
+      [[unlikely]] pick_up(r);
     r.freeing.on_operation(r);
     return r;
   }
@@ -309,6 +331,7 @@ class token_ebr<Order, Policies...>::domain
 
   // At the start of an operation, before any of its reads.
   [[gnu::noinline]] void pick_up(record& r) noexcept {
+    r.pick_up_countdown = pick_up_every;
     set_hand(r, record::hand::moving);
     // acquire: pairs with the release store in park(). Only one thread reads true.
     const bool picked = parked_.exchange(false, std::memory_order_acquire);
@@ -496,7 +519,7 @@ class token_ebr<Order, Policies...>::domain
       // acquire: pairs with the wraps (RMWs), which carry the visits of their rounds.
       const std::uint64_t before = rounds_.load(std::memory_order_acquire);
       if (before >= target) return true;
-      end(begin(me));
+      end(begin(me, true));
       if (rounds_.load(std::memory_order_relaxed) == before && !w.wait()) return false;
     }
   }
@@ -534,7 +557,7 @@ class token_ebr<Order, Policies...>::domain
   // and the orphans three rounds old), and holds our garbage against a barrier while the free
   // policy's safe garbage is freed.
   void flush_local(record& me) {
-    record& r = begin(me);
+    record& r = begin(me, true);
     r.freeing.drain(r);
     end(r);
   }
@@ -556,6 +579,7 @@ class token_ebr<Order, Policies...>::domain
     this->orphan(r, std::move(r.oldest), stamp);
     r.freeing.drain(r);
     if (was & token_bit) pass(r);
+    r.pick_up_countdown = 1;  // the next thread here picks a parked token up at once, as a new one
     // An RMW, not a store: it continues the release sequence of a skip made while we exited.
     r.state.exchange(0, std::memory_order_acq_rel);
   }
@@ -573,6 +597,7 @@ class token_ebr<Order, Policies...>::domain
     else if (r.token_hand == record::hand::moving && !token_elsewhere_than(r))
       park();
     r.token_hand = record::hand::empty;
+    r.pick_up_countdown = 1;
     r.state.store(0, std::memory_order_relaxed);
   }
 

@@ -216,7 +216,7 @@ class crystalline_helping {
       if (q) r.pool.give_back(q);
       return d.template protect<false>(r, s, src);  // out of memory
     }
-    q->word.store(core::word_pair{0, d.clock_.now()});
+    r.ctr.store_wide(q->word, core::word_pair{0, d.clock_.now()});
     const std::uint64_t tag = rq.tag += 2;
     // release: a helper that acquires these and then finds the request pending read ours.
     rq.source.store(&src, std::memory_order_release);
@@ -226,13 +226,13 @@ class crystalline_helping {
     // (at most one such advance per thread: its next one sees us).
     d.requests_.fetch_add(1, std::memory_order_seq_cst);
     const core::word_pair pending{0, tag | 1};
-    rq.word.store(pending);
+    r.ctr.store_wide(rq.word, pending);
     core::word_pair answer;
-    (void)read_for(rq, *q, pending, &load_source<P>, &src, answer);
+    (void)read_for(r, rq, *q, pending, &load_source<P>, &src, answer);
     d.requests_.fetch_sub(1, std::memory_order_relaxed);
     claim_helpers(r, pending.hi);
     // q covers the answer: it becomes the slot's reservation, and the slot's old one goes.
-    slot old = std::exchange(s, slot{q, q->word.load().hi});
+    slot old = std::exchange(s, slot{q, r.ctr.load_wide(q->word).hi});
     if (old.era == no_era || d.release(r, old)) r.pool.give_back(old.res);
     return std::bit_cast<P>(answer.lo);
   }
@@ -260,8 +260,8 @@ class crystalline_helping {
   void unregister(Record& me, Record& helper) noexcept
     requires WaitFree
   {
-    core::word_pair mine = helper.request.registration.load();
-    while (!helper.request.registration.compare_exchange(mine, core::word_pair{0, 0})) {
+    core::word_pair mine = me.ctr.load_wide(helper.request.registration);
+    while (!me.ctr.cas_wide(helper.request.registration, mine, core::word_pair{0, 0})) {
     }
     if (mine.hi == crystalline_request::claimed)
       release_hold(me, *reinterpret_cast<hold*>(mine.lo));
@@ -276,8 +276,8 @@ class crystalline_helping {
     auto& rq = r.request;
     const std::uint64_t h = rq.helping.load(std::memory_order_relaxed);
     rq.helping.store(h + (h & 1), std::memory_order_relaxed);
-    core::word_pair pending = rq.word.load();
-    if ((pending.hi & 1) && rq.word.compare_exchange(pending, core::word_pair{0, pending.hi - 1}))
+    core::word_pair pending = r.ctr.load_wide(rq.word);
+    if ((pending.hi & 1) && r.ctr.cas_wide(rq.word, pending, core::word_pair{0, pending.hi - 1}))
       self().requests_.fetch_sub(1, std::memory_order_relaxed);
   }
 
@@ -288,35 +288,36 @@ class crystalline_helping {
     return decltype(std::declval<Domain&>().threads_)::next_of(o);
   }
 
-  // Raises q's era to e (keeping its list); returns the era q holds, no_era if inactive.
-  static era_t raise(reservation& q, era_t e) noexcept {
-    core::word_pair w = q.word.load();
+  // Raises q's era to e (keeping its list); returns the era q holds, no_era if inactive. Counted
+  // on me.
+  static era_t raise(Record& me, reservation& q, era_t e) noexcept {
+    core::word_pair w = me.ctr.load_wide(q.word);
     while (w.lo != reservation::inactive && w.hi < e)
-      if (q.word.compare_exchange(w, core::word_pair{w.lo, e})) return e;
+      if (me.ctr.cas_wide(q.word, w, core::word_pair{w.lo, e})) return e;
     return w.lo == reservation::inactive ? no_era : w.hi;
   }
 
   // The requester's and its helpers' reads for a pending request: raise q's era to the clock,
   // read the source, and if the clock has not passed that era, CAS the answer in. Returns true if
-  // this read answered; either way `answer` ends as the request's answer.
-  bool read_for(crystalline_request& rq, reservation& q, core::word_pair pending,
+  // this read answered; either way `answer` ends as the request's answer. Counted on me.
+  bool read_for(Record& me, crystalline_request& rq, reservation& q, core::word_pair pending,
                 source_loader load, const void* src, core::word_pair& answer) noexcept
     requires WaitFree
   {
     Domain& d = self();
     for (;;) {
-      const era_t e = raise(q, d.clock_.now());
+      const era_t e = raise(me, q, d.clock_.now());
       const std::uint64_t p = load(src);
       if (d.clock_.now() <= e) {
         answer = pending;
         const core::word_pair mine{p, pending.hi - 1};
-        if (rq.word.compare_exchange(answer, mine)) {
+        if (me.ctr.cas_wide(rq.word, answer, mine)) {
           answer = mine;
           return true;
         }
         return false;  // answer holds the one that came first
       }
-      answer = rq.word.load();
+      answer = me.ctr.load_wide(rq.word);
       if (!(answer == pending)) return false;
     }
   }
@@ -360,7 +361,7 @@ class crystalline_helping {
     std::int64_t claimed = 0;
     for (Record* o = d.threads_.head(); o; o = next_of(o)) {
       core::word_pair w = registered;
-      if (o->request.registration.compare_exchange(w, claim_word)) ++claimed;
+      if (r.ctr.cas_wide(o->request.registration, w, claim_word)) ++claimed;
     }
     if (claimed == 0) return;
     d.holds_made_.fetch_add(1, std::memory_order_relaxed);
@@ -379,7 +380,7 @@ class crystalline_helping {
     h.next = rq.holds;
     rq.holds = &h;
     r.pool.for_each_owned([&](reservation& x) {
-      if (x.abandoned || x.word.load().lo == reservation::inactive) return;
+      if (x.abandoned || r.ctr.load_wide(x.word).lo == reservation::inactive) return;
       if (hold* g = x.frozen; g && g->seq <= kept_up_to && g->open()) return;
       if (!RECLAIM_MUTATED(crystalline_w_no_freeze)) x.frozen = &h;
     });
@@ -393,17 +394,17 @@ class crystalline_helping {
     requires WaitFree
   {
     auto& rq = o.request;
-    const core::word_pair pending = rq.word.load();
+    const core::word_pair pending = me.ctr.load_wide(rq.word);
     if (!(pending.hi & 1)) return;
     // Registered before the request is confirmed pending: if it still is, the requester finds
     // our registration when it claims, after the answer.
-    me.request.registration.store(
-        core::word_pair{reinterpret_cast<std::uint64_t>(&o), pending.hi});
+    me.ctr.store_wide(me.request.registration,
+                      core::word_pair{reinterpret_cast<std::uint64_t>(&o), pending.hi});
     const void* src = rq.source.load(std::memory_order_acquire);
     const source_loader loader = rq.loader.load(std::memory_order_acquire);
     reservation* q = rq.target.load(std::memory_order_acquire);
     core::word_pair answer;
-    if (rq.word.load() == pending && read_for(rq, *q, pending, loader, src, answer))
+    if (me.ctr.load_wide(rq.word) == pending && read_for(me, rq, *q, pending, loader, src, answer))
       self().helped_answers_.fetch_add(1, std::memory_order_relaxed);
     // Done with the source; if the requester claimed us meanwhile, we let its hold go.
     unregister(me, me);

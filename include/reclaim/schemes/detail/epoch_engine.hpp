@@ -195,23 +195,35 @@ class epoch_engine : public core::domain_base<typename Scheme::domain, Record> {
   Derived& self() noexcept { return static_cast<Derived&>(*this); }
   static const epoch_state& state_of(const Record& r) noexcept { return r; }
 
-  Record& begin(Record& r) {
+  // An operation starts: the announcement, and the free policy's turn. What a start does only now
+  // and then (answer a barrier, see a new epoch, pace) is begin_rare(), out of line, so that the
+  // common start, inlined into the operation, is the exchange, its re-read and four compares.
+  [[gnu::always_inline]] Record& begin(Record& r) {
     if (r.enter() != 0) return r;
     std::uint64_t was;
     const std::uint64_t e = clock_.announce(r.announce, was);
-    // The first exchange found our garbage lent: a barrier borrows an idle record only.
-    if (was == lent) [[unlikely]] r.wait_until_given_back();
-    this->answer_handover(r);  // a barrier that could not borrow us asks
-    if (e != r.seen_epoch) [[unlikely]] self().on_new_epoch(r, e);
+    if (was == lent || base::handover_asked(r) || e != r.seen_epoch ||
+        r.paced + 1 >= Derived::pace_interval) [[unlikely]] {
+      begin_rare(r, e, was);
+      return r;
+    }
+    ++r.paced;
     r.freeing.on_operation(r);
-    if (++r.paced >= Derived::pace_interval) [[unlikely]] {
+    return r;
+  }
+  [[gnu::noinline]] void begin_rare(Record& r, std::uint64_t e, std::uint64_t was) {
+    // The first exchange found our garbage lent: a barrier borrows an idle record only.
+    if (was == lent) r.wait_until_given_back();
+    this->answer_handover(r);  // a barrier that could not borrow us asks
+    if (e != r.seen_epoch) self().on_new_epoch(r, e);
+    r.freeing.on_operation(r);
+    if (++r.paced >= Derived::pace_interval) {
       r.paced = 0;
       self().pace(r, e);
     }
-    return r;
   }
 
-  void end(Record& r) noexcept {
+  [[gnu::always_inline]] void end(Record& r) noexcept {
     if (!r.leave()) return;
     // release: our reads of nodes in this operation happen before a pass that sees us idle
     // (all_allow()) lets the epoch move on towards freeing them.

@@ -10,6 +10,8 @@
 // thread was "the last one"). head_stamp() is the next stamp to be handed out; tail_stamp() is a
 // stamp that no block in the pool is below, now or later, and every thread that entered with a
 // lower stamp has left (that is what lets Stamp-it free a node whose stamp is at most it).
+// park(b) leaves b in the pool while its thread is between regions; resume(b) takes the stay up
+// again, unless evict_oldest() (any thread) took a parked block out meanwhile.
 //
 // The list. Two dummy blocks, head and tail, and between them the blocks in the pool. The `prev`
 // links run from head to tail, newest to oldest, and are always consistent: stamps strictly
@@ -51,6 +53,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
+#include "../../core/padding.hpp"
 #include "../../core/sync.hpp"
 
 namespace reclaim::detail {
@@ -61,6 +64,13 @@ using stamp_t = std::uint64_t;
 inline constexpr stamp_t not_in_list = 1;   // removed from both lists: the thread left its region
 inline constexpr stamp_t pending_push = 2;  // stamp taken, insertion into the prev list pending
 inline constexpr stamp_t stamp_step = 4;
+
+// A block's residence (stamp_block::residence): its owner's business (inside a region, or out of
+// the pool), parked (in the pool while its thread is between regions, which any thread may end
+// by taking it out), or being taken out by another thread (stamp_pool::evict_oldest()).
+inline constexpr std::uint32_t owned = 0;
+inline constexpr std::uint32_t parked = 1;
+inline constexpr std::uint32_t evicting = 2;
 
 struct stamp_block;
 
@@ -133,6 +143,8 @@ struct alignas(block_link::alignment) stamp_block {
   core::atomic<block_link> prev{};
   core::atomic<block_link> next{};
   core::atomic<stamp_t> stamp{not_in_list};
+  // On a line of its own: its owner writes it at every region's end and start while parked.
+  alignas(core::cache_line) core::atomic<std::uint32_t> residence{owned};
 };
 static_assert(std::atomic<block_link>::is_always_lock_free);
 
@@ -162,6 +174,7 @@ class stamp_pool {
   // after taking its stamp is either in the prev list (its pending flag is cleared, as a helper
   // would, and it is removed) or not: then it never entered, and nothing waits for it.
   void forget(stamp_block& b) noexcept {
+    b.residence.store(owned, std::memory_order_relaxed);  // nobody may take it out after us
     const stamp_t stamp = b.stamp.load(std::memory_order_relaxed);
     if (stamp & not_in_list) return;
     if (stamp & pending_push) {
@@ -169,6 +182,61 @@ class stamp_pool {
       b.stamp.store(stamp + (stamp_step - pending_push), std::memory_order_relaxed);
     }
     (void)remove(b);
+  }
+
+  // b, in the pool, stays there while its thread is between regions, keeping its stamp; another
+  // thread may take it out meanwhile (evict_oldest()). release: pairs with the acquire CAS there,
+  // so that the thread's regions happen before the removal and the frees that follow it.
+  void park(stamp_block& b) noexcept { b.residence.store(parked, std::memory_order_release); }
+
+  // b's thread enters a region again: true if b is still in the pool with its stamp (the full
+  // fence after that stamp's fetch_add, in push(), orders the new region's reads as it did the
+  // first's), false if another thread took it out (b is then out, to be pushed again).
+  bool resume(stamp_block& b) noexcept {
+    std::uint32_t expected = parked;
+    // relaxed: only the word's modification order matters: of this CAS and an evictor's, the
+    // first wins, and a block it leaves parked is never taken out.
+    if (b.residence.compare_exchange_strong(expected, owned, std::memory_order_relaxed) ||
+        RECLAIM_MUTATED(stamp_resume_ignores_eviction))
+      return true;
+    // acquire: pairs with the release store at the end of evict_oldest(): the removal's writes to
+    // b happen before our push rewrites them. A removal is lock-free; this waits for one, once.
+    while (b.residence.load(std::memory_order_acquire) != owned) core::yield_now();
+    return false;
+  }
+
+  // Takes the block that looks oldest out of the pool on its thread's behalf, if that thread is
+  // between regions (parked): true if it did. `was_last` says whether the block had the lowest
+  // stamp of the pool (as remove()'s result: the tail stamp was raised past it). `taking` holds
+  // the block while its removal runs, for forget_eviction().
+  bool evict_oldest(bool& was_last, stamp_block*& taking) noexcept {
+    // tail's next, the oldest block unless it is being removed (then its residence is not
+    // parked, and any parked block may be taken out anyway: it holds nothing). Read by an RMW that
+    // changes nothing: a load may return an older link, an empty pool where a block has entered
+    // since, and a flush would leave that block parked. acquire: pairs with the release stores
+    // and CASes of next links.
+    block_link last = tail_->next.load(std::memory_order_relaxed);
+    while (!tail_->next.compare_exchange_weak(last, last, std::memory_order_acquire,
+                                              std::memory_order_relaxed)) {
+    }
+    if (last.get() == head()) return false;
+    std::uint32_t expected = parked;
+    // acquire: pairs with the release store in park() (see there).
+    if (!last->residence.compare_exchange_strong(expected, evicting, std::memory_order_acquire,
+                                                 std::memory_order_relaxed))
+      return false;
+    taking = last.get();
+    was_last = remove(*taking);
+    // release: pairs with the acquire load in resume().
+    last->residence.store(owned, std::memory_order_release);
+    taking = nullptr;
+    return true;
+  }
+
+  // For a child of fork(), as forget(): finishes the removal of b that a thread of the parent
+  // was making on b's owner's behalf when it stopped (evict_oldest()'s `taking`).
+  void forget_eviction(stamp_block& b) noexcept {
+    if (b.residence.load(std::memory_order_relaxed) == evicting) forget(b);
   }
 
   // Whether no block is in the prev list (a snapshot).
