@@ -18,7 +18,9 @@
 #include <memory>
 #include <new>
 #include <optional>
+#include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include <reclaim/ds/hm_list.hpp>
@@ -27,6 +29,28 @@
 
 #include "suite_support.hpp"
 #include "test_support.hpp"
+
+// A revocation of the calling thread's kept reservations (the domain's revoke()) cut where fork()
+// may cut it: the revoker has taken the record (`revoking`) and slot 0's era (release_kept()'s
+// exchange) and has not yet deactivated that slot's reservation. undo() puts both back.
+struct reclaim::crystalline_test_peer {
+  template <class D>
+  static auto& mine(D& d) {
+    return d.threads_.local();
+  }
+  template <class D>
+  static reclaim::detail::era_t cut_revocation(D& d) {
+    auto& r = mine(d);
+    EXPECT_TRUE(r.between.begin_revoke()) << "the thread kept no reservation";
+    return std::exchange(r.levels.slots[0].era, reclaim::detail::no_era);
+  }
+  template <class D>
+  static void undo(D& d, reclaim::detail::era_t era) {
+    auto& r = mine(d);
+    r.levels.slots[0].era = era;
+    r.between.end(true);  // kept again
+  }
+};
 
 namespace {
 
@@ -361,6 +385,46 @@ TYPED_TEST(crystalline, a_thread_between_operations_keeps_no_batch) {
   const reclaim::stats s = d.stats();
   EXPECT_EQ(s.retired, s.freed);
   EXPECT_EQ(s.pending, 0u);
+}
+
+// fork() while another thread of the parent revokes the forking thread's kept reservations: in
+// the child the revoker does not exist, and the forking thread's next operation must not wait for
+// it (the registry tells the domain which record survives: fork_survivor()). The child reads,
+// retires and runs a barrier; the node its cut slot protected stays alive until it is retired.
+TYPED_TEST(crystalline, a_fork_cutting_a_revocation_leaves_the_forking_thread_working) {
+  using S = TypeParam;
+  std::atomic<long> destroyed{0}, remote{0};
+  typename S::domain d;
+  std::atomic<counted<S>*> source{d.template create<counted<S>>(destroyed, remote, 1)};
+  {
+    typename S::guard g(d);
+    EXPECT_EQ(g.protect(source, 0)->payload, 1);  // kept at the guard's end: its list is empty
+  }
+  const reclaim::detail::era_t era = reclaim::crystalline_test_peer::cut_revocation(d);
+  const std::string outcome = in_child_process(std::chrono::seconds(10), [&] {
+    constexpr long n = 500;
+    for (long i = 0; i < n; ++i) {
+      typename S::guard g(d);
+      EXPECT_EQ(g.protect(source, 0)->payload, 1);
+      retire_counted<S>(g, g.template create<counted<S>>(destroyed, remote, 2));
+    }
+    EXPECT_TRUE(d.try_barrier(std::chrono::seconds(5)));
+    EXPECT_EQ(destroyed.load(), n);
+    {
+      typename S::guard g(d);
+      retire_counted<S>(g, source.exchange(nullptr));
+    }
+    EXPECT_TRUE(d.try_barrier(std::chrono::seconds(5)));
+    EXPECT_EQ(destroyed.load(), n + 1);
+  });
+  EXPECT_EQ(outcome, "");
+  reclaim::crystalline_test_peer::undo(d, era);
+  {
+    typename S::guard g(d);
+    retire_counted<S>(g, source.exchange(nullptr));
+  }
+  EXPECT_TRUE(d.try_barrier(std::chrono::seconds(5)));
+  EXPECT_EQ(destroyed.load(), 1);
 }
 
 // Readers protect the node a shared pointer holds and check it while a writer swaps in new nodes

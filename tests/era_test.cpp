@@ -231,6 +231,26 @@ TEST(wfe_scheme, helped_reads_return_live_nodes) {
   }
 }
 
+// wfe's double-width CASes (its answer words) are counted in stats(), as crystalline's and
+// hyaline's are: alone, every protect() of a fresh guard takes the slow path and answers its own
+// request, with at least three (the pending answer's store, which reads the word first, and the
+// requester's own answer), none failing.
+TEST(wfe_scheme, the_answer_words_double_width_cases_are_counted) {
+  using S = reclaim::wfe<reclaim::fast_path<0>>;
+  constexpr std::uint64_t requests = 100;
+  std::atomic<long> destroyed{0};
+  S::domain domain;
+  std::atomic<tracked<S>*> source{domain.create<tracked<S>>(destroyed, 1)};
+  for (std::uint64_t i = 0; i < requests; ++i) {
+    S::guard g(domain);
+    EXPECT_EQ(g.protect(source, 0)->payload, 1);
+  }
+  const reclaim::stats s = domain.stats();
+  EXPECT_GE(s.wide_cas, 3 * requests);
+  EXPECT_EQ(s.wide_cas_failed, 0u);
+  delete source.exchange(nullptr);
+}
+
 // The same inside a container: hm_list's sources are links inside nodes, so helpers read them
 // under the requester's floor (wfe.hpp). Every protect asks for help and every insert advances the
 // clock; the list must stay consistent (its size is the inserts minus the erases that succeeded).

@@ -186,39 +186,6 @@ TYPED_TEST(every_scheme_lifecycle, thread_local_destructor_may_be_a_threads_firs
 }
 
 // ---------------------------------------------------------------------------------------------
-// Deleters that run while their thread exits (hp's last scan, an amortized policy's drain) may use
-// other domains: make the thread's first use of one, construct one, destroy one. None of that may
-// wait for a lock that thread exit holds.
-
-// Runs `body` in a child process and returns "" if it exited with status 0 within `limit`, or what
-// went wrong: a hang (a deadlock) is killed at the deadline and reported, not waited for.
-template <class Body>
-std::string in_child_process(std::chrono::seconds limit, Body body) {
-  std::fflush(nullptr);
-  const pid_t pid = ::fork();
-  if (pid < 0) return "fork failed";
-  if (pid == 0) {
-    body();
-    std::_Exit(::testing::Test::HasFailure() ? 1 : 0);
-  }
-  const auto deadline = std::chrono::steady_clock::now() + limit;
-  int status = 0;
-  while (::waitpid(pid, &status, WNOHANG) == 0) {
-    if (std::chrono::steady_clock::now() > deadline) {
-      ::kill(pid, SIGKILL);
-      ::waitpid(pid, &status, 0);
-      return "the child hung (deadlock) and was killed after " + std::to_string(limit.count()) +
-             " s";
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
-  if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return "";
-  if (WIFSIGNALED(status))
-    return "the child was killed by signal " + std::to_string(WTERMSIG(status));
-  return "the child exited with status " + std::to_string(WEXITSTATUS(status));
-}
-
-// ---------------------------------------------------------------------------------------------
 // fork(): only the forking thread lives on in the child; the parent's other threads stop for good
 // wherever they were, here inside operations (one stalled in the middle of one, as a preempted
 // thread would be). The child keeps using the same domain and container: its operations work, what
@@ -304,6 +271,11 @@ TYPED_TEST(every_scheme_lifecycle, a_forked_child_keeps_working_beside_the_paren
   EXPECT_EQ(outcome, "");
   EXPECT_TRUE(set.unsafe_well_formed());
 }
+
+// ---------------------------------------------------------------------------------------------
+// Deleters that run while their thread exits (hp's last scan, an amortized policy's drain) may use
+// other domains: make the thread's first use of one, construct one, destroy one. None of that may
+// wait for a lock that thread exit holds.
 
 TYPED_TEST(every_scheme_lifecycle, deleters_that_use_other_domains_at_thread_exit_do_not_deadlock) {
   using S = TypeParam;

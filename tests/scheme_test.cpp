@@ -1138,6 +1138,9 @@ TYPED_TEST(token_scheme, an_operation_holds_the_token_only_once_a_later_round_ha
   std::atomic<long> destroyed{0};
   typename S::domain domain;
   constexpr int operations = 4;
+  // More operations than it takes to pick up a parked token, so that the ring can go round.
+  constexpr int retires = 50;
+  static_assert(retires > int{S::pick_up_every});
   std::atomic<int> entered{0}, may_leave{0};
   std::thread inside([&] {
     for (int i = 1; i <= operations; ++i) {
@@ -1149,7 +1152,7 @@ TYPED_TEST(token_scheme, an_operation_holds_the_token_only_once_a_later_round_ha
   for (int i = 1; i <= operations; ++i) {
     while (entered.load() < i) std::this_thread::yield();
     const std::uint64_t before = domain.stats().epochs;
-    for (int op = 0; op < 50; ++op) retire_one<S>(domain, destroyed);
+    for (int op = 0; op < retires; ++op) retire_one<S>(domain, destroyed);
     EXPECT_EQ(domain.stats().epochs, before + 1)
         << "operation " << i << ": the ring must go round once past an operation of the current "
         << "round, then wait for it";
@@ -1158,8 +1161,8 @@ TYPED_TEST(token_scheme, an_operation_holds_the_token_only_once_a_later_round_ha
   inside.join();
   EXPECT_TRUE(eventually([&] {
     empty_operation<S>(domain);
-    return destroyed.load() == 50 * operations;
-  })) << "freed " << destroyed.load() << " of " << 50 * operations;
+    return destroyed.load() == retires * operations;
+  })) << "freed " << destroyed.load() << " of " << retires * operations;
 }
 
 // A deleter that frees slowly and notes the completed rounds (stats().epochs) at the first and the

@@ -5,6 +5,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <functional>
 #include <string>
@@ -13,6 +14,9 @@
 
 #include <gtest/gtest.h>
 #include <reclaim/reclaim.hpp>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
 #define RECLAIM_TEST_SANITIZED 1
@@ -315,6 +319,34 @@ long random_updates(Set& set, int threads, std::int64_t keys, std::chrono::milli
   stop = true;
   for (auto& w : workers) w.join();
   return net.load();
+}
+
+// Runs `body` in a child process and returns "" if it exited with status 0 within `limit`, or what
+// went wrong: a hang (a deadlock) is killed at the deadline and reported, not waited for.
+template <class Body>
+std::string in_child_process(std::chrono::seconds limit, Body body) {
+  std::fflush(nullptr);
+  const pid_t pid = ::fork();
+  if (pid < 0) return "fork failed";
+  if (pid == 0) {
+    body();
+    std::_Exit(::testing::Test::HasFailure() ? 1 : 0);
+  }
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  int status = 0;
+  while (::waitpid(pid, &status, WNOHANG) == 0) {
+    if (std::chrono::steady_clock::now() > deadline) {
+      ::kill(pid, SIGKILL);
+      ::waitpid(pid, &status, 0);
+      return "the child hung (deadlock) and was killed after " + std::to_string(limit.count()) +
+             " s";
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return "";
+  if (WIFSIGNALED(status))
+    return "the child was killed by signal " + std::to_string(WTERMSIG(status));
+  return "the child exited with status " + std::to_string(WEXITSTATUS(status));
 }
 
 }  // namespace reclaim_test

@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: MIT
 // reclaim-verify: runs the models of tests/verify/ under Relacy (docs/verification.md).
 //   reclaim-verify --list
-//   reclaim-verify [--model TEXT] [--iterations N] [--search random|bounded|full]
+//   reclaim-verify [--model TEXT] [--shard K/N] [--iterations N] [--search random|bounded|full]
 //                  [--mutant NAME] [--state STATE] [--history]
-//       runs every model whose name contains TEXT (random: N random schedules; bounded: every
+//       runs every model whose name contains TEXT (with --shard, only the K-th of every N of
+//       them, counted from 0: make test runs the models in parallel shards; random: N random
+//       schedules; bounded: every
 //       schedule with few preemptions, full: every schedule, each up to N); a failure prints
 //       Relacy's report (what went wrong and the schedule that got there, from a replay of it) and
 //       the command that replays that schedule; --history records every schedule as it runs
@@ -27,9 +29,9 @@ using namespace reclaim_verify;
 
 [[noreturn]] void usage_error(const std::string& what) {
   std::fprintf(stderr,
-               "reclaim-verify: %s (accepted: --list, --mutants, --model TEXT, --iterations N "
-               "(a positive number), --search random|bounded|full, --mutant NAME, --state STATE, "
-               "--history, --skip-known)\n",
+               "reclaim-verify: %s (accepted: --list, --mutants, --model TEXT, --shard K/N "
+               "(0 <= K < N), --iterations N (a positive number), --search random|bounded|full, "
+               "--mutant NAME, --state STATE, --history, --skip-known)\n",
                what.c_str());
   std::exit(2);
 }
@@ -37,8 +39,16 @@ using namespace reclaim_verify;
 struct command {
   bool list = false, mutants = false, skip_known = false;
   std::string model;
+  unsigned long shard = 0, shards = 1;  // --shard K/N: the models K, K + N, K + 2N, ...
   options run;
 };
+
+// A positive number, or nothing if `v` is not one.
+bool parse_count(const std::string& v, unsigned long& n) {
+  char* end = nullptr;
+  n = std::strtoul(v.c_str(), &end, 10);
+  return !v.empty() && v[0] != '-' && *end == '\0';
+}
 
 command parse(int argc, char** argv) {
   command c;
@@ -62,11 +72,16 @@ command parse(int argc, char** argv) {
       c.run.mutant = value();
     } else if (arg == "--state") {
       c.run.state = value();
+    } else if (arg == "--shard") {
+      const std::string v = value();
+      const std::size_t slash = v.find('/');
+      if (slash == std::string::npos || !parse_count(v.substr(0, slash), c.shard) ||
+          !parse_count(v.substr(slash + 1), c.shards) || c.shards == 0 || c.shard >= c.shards)
+        usage_error("--shard: '" + v + "' is not K/N with 0 <= K < N");
     } else if (arg == "--iterations") {
       const std::string v = value();
-      char* end = nullptr;
-      const unsigned long n = std::strtoul(v.c_str(), &end, 10);
-      if (v.empty() || *end != '\0' || n == 0)
+      unsigned long n = 0;
+      if (!parse_count(v, n) || n == 0)
         usage_error("--iterations: '" + v + "' is not a positive number");
       c.run.iterations = n;
     } else if (arg == "--search") {
@@ -102,8 +117,10 @@ int run_models(const registry& r, const command& c) {
     if (!known) usage_error("--mutant: no fault named '" + c.run.mutant + "' (--list names them)");
   }
   int failed = 0, ran = 0;
+  unsigned long matched = 0;
   for (const model_entry& m : r.models) {
     if (m.name.find(c.model) == std::string::npos) continue;
+    if (matched++ % c.shards != c.shard) continue;
     ++ran;
     const auto start = std::chrono::steady_clock::now();
     const outcome o = m.run(c.run);
@@ -121,7 +138,7 @@ int run_models(const registry& r, const command& c) {
                 c.run.mutant.empty() ? "" : " --mutant ", c.run.mutant.c_str(),
                 search_name(c.run.search), o.state.c_str());
   }
-  if (ran == 0)
+  if (matched == 0)
     usage_error("--model: no model's name contains '" + c.model + "' (--list names them)");
   std::printf("%d of %d models passed\n", ran - failed, ran);
   return failed == 0 ? 0 : 1;

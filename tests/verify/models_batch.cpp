@@ -193,14 +193,19 @@ struct late_era_model : shared_node_model<late_era_model<Scheme>, Scheme> {
   void after() { this->after_all_freed(1); }
 };
 
-// Crystalline's lazy leave (crystalline.hpp, close()): thread 0 reads the shared node in two
+// Lazy leave. Crystalline (crystalline.hpp, close()): thread 0 reads the shared node in two
 // operations, the second under the reservation the first kept (its era is still the clock's: no
 // publication). Thread 1 swaps node 1 for node 2, retires node 1 and flushes; thread 2 runs a
 // barrier. Both the flush's seal and the barrier release the kept reservations of threads between
 // operations (revoke_kept()). If a revoker's CAS comes between the reader's operations, the
 // reader's next start must wait for it and publish again: a reader that misses it (fault
 // crystalline_revoke_unnoticed) trusts its cached era, loads node 1 before the swap, and a seal
-// finds its reservation released and frees node 1 under its read.
+// finds its reservation released and frees node 1 under its read. Hyaline (hyaline.hpp, end()):
+// the reader's second operation resumes in the slot its first one kept (no DWCAS); the flush's
+// retire and the barrier leave the slot on its behalf if it is kept between operations (revoke()),
+// and a reader whose next start then takes itself for still counted (fault
+// hyaline_revoke_unnoticed) loads node 1 unprotected: the writer's retire finds the slot empty (or
+// counted only for the writer itself) and frees node 1 under its read.
 template <class Scheme>
 struct kept_model : shared_node_model<kept_model<Scheme>, Scheme, 3> {
   void read() {
@@ -212,12 +217,13 @@ struct kept_model : shared_node_model<kept_model<Scheme>, Scheme, 3> {
   void after() { this->after_all_freed(1); }
 };
 
-// The same reader against synchronize(): its second operation publishes nothing, so the fence
-// at its start (open(): a locked CAS, fence_after_rmw()) is what orders its depth store
-// before its load of the source, as wait_for_open_guards() needs. Without it (fault
-// crystalline_begin_without_fence) the writer's synchronize() may read the depth of the reader's
-// first operation, then of its second, take the second for one begun after its unlink, and delete
-// node 1 under the second's read.
+// The same reader against synchronize(): its second operation publishes nothing (Crystalline) or
+// makes no RMW on its slot head (Hyaline), so the fence at its start (a locked CAS on the
+// between-operations word, then fence_after_rmw()) is what orders its depth store before its load
+// of the source, as wait_for_open_guards() needs. Without it (faults
+// crystalline_begin_without_fence, hyaline_resume_without_fence) the writer's synchronize() may
+// read the depth of the reader's first operation, then of its second, take the second for one
+// begun after its unlink, and delete node 1 under the second's read.
 template <class Scheme>
 struct kept_grace_model : shared_node_model<kept_grace_model<Scheme>, Scheme> {
   void read() {
@@ -274,6 +280,15 @@ void add_batch_models(registry& r) {
                                                     "crystalline_l");
   r.add<kept_grace_model<reclaim::crystalline_w<>>>("batch/kept_grace/crystalline_w",
                                                     "crystalline_w");
+  // Hyaline's lazy leave: one slot (every thread shares it, and a retire's walk is short) and the
+  // defaults.
+  r.add<kept_model<reclaim::hyaline<reclaim::slots<1>>>>("batch/kept/hyaline_k1", "hyaline");
+  r.add<kept_model<reclaim::hyaline<>>>("batch/kept/hyaline", "hyaline");
+  r.add<kept_model<reclaim::hyaline_s<reclaim::slots<2>>>>("batch/kept/hyaline_s_k2",
+                                                            "hyaline_s");
+  r.add<kept_grace_model<reclaim::hyaline<reclaim::slots<1>>>>("batch/kept_grace/hyaline_k1",
+                                                               "hyaline");
+  r.add<kept_grace_model<reclaim::hyaline_s<>>>("batch/kept_grace/hyaline_s", "hyaline_s");
 
   const std::vector<std::string> all = {"hyaline",    "hyaline_1",     "hyaline_s",
                                         "hyaline_1s", "crystalline_l", "crystalline_w"};
@@ -300,18 +315,13 @@ void add_batch_models(registry& r) {
                        "head: if it comes later in the head's modification order it reads from "
                        "the retirer's RMW's release sequence, so the unlinks happen before its "
                        "loads (retire_batch()'s argument); F_r matters only for the robust "
-                       "variants' era loads and hyaline_1's registry walk. hyaline_1s: masked by the "
-                       "adapter. late_era places the failure (the retire reads the reader's era "
-                       "before it publishes), but retire_batch() stores the batch's count with "
-                       "operator= (a seq_cst store) before the slot loads, and the adapter follows "
-                       "every seq_cst store with a seq_cst fence: F_r in effect. In C++ a seq_cst "
-                       "store is no fence, so the order is still needed there. hyaline_s: the "
+                       "variants' era loads and hyaline_1's registry walk. hyaline_s: the "
                        "fence_after_rmw() after publish_era()'s CAS, which the checker needs "
                        "(hyaline.hpp), and Relacy's seq_cst loads, which read the slot era's last "
                        "seq_cst CAS, leave no schedule where F_r is missed; in C++ (and on a "
                        "machine whose RMW is no fence) the retirer's load of the era may still "
                        "pass its unlink without it",
-                       {"hyaline", "hyaline_1s", "hyaline_s"}});
+                       {"hyaline", "hyaline_s"}});
   r.mutants.push_back({"hyaline_enter_relaxed",
                        "hyaline_1: entering swaps the thread's slot head with a relaxed exchange "
                        "instead of seq_cst",
@@ -337,6 +347,15 @@ void add_batch_models(registry& r) {
                        "revoker's release of the reservation lands after the writer's seal. "
                        "Relacy does not check plain fields, and its random search does not place "
                        "the three threads so"});
+  r.mutants.push_back({"hyaline_revoke_unnoticed",
+                       "hyaline, hyaline_s: an operation's start that finds its record revoked "
+                       "(its slot left on its behalf) takes itself for still counted there",
+                       {"hyaline", "hyaline_s"}});
+  r.mutants.push_back({"hyaline_resume_without_fence",
+                       "hyaline, hyaline_s: an operation's start that resumes a kept slot (its "
+                       "CAS on the between-operations word) is not followed by the full fence "
+                       "that the locked instruction is",
+                       {"hyaline", "hyaline_s"}});
   r.mutants.push_back({"crystalline_begin_without_fence",
                        "an operation's start (its CAS on the between-operations word) is not "
                        "followed by the full fence that the locked instruction is",

@@ -58,6 +58,9 @@ namespace reclaim::core {
 //                              on, a read phase ends) using single-word steps only, since that
 //                              thread may have stopped anywhere, even in the scheme's own code
 //                              (domain_base::forget()).
+//   fork_survivor(r)           in a child of fork(), r is the forking thread's record: what the
+//                              parent's other threads were doing to it (a revocation) stopped
+//                              half-way; single-word steps likewise (domain_base::survive_fork()).
 template <class Domain>
 concept domain_contract =
     requires {
@@ -416,6 +419,12 @@ class domain_base {
     r.forgotten = true;
     r.leave_all();
     if constexpr (requires { self().forget_thread(r); }) self().forget_thread(r);
+  }
+  // In a child of fork(): r is the forking thread's record, which the parent's other threads may
+  // have been changing on its behalf when they stopped; the scheme's fork_survivor(r), if any,
+  // finishes or undoes that with single-word steps, as forget_thread().
+  void survive_fork(Record& r) noexcept {
+    if constexpr (requires { self().fork_survivor(r); }) self().fork_survivor(r);
   }
 
   bool synchronize_until(deadline d) {

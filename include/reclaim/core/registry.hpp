@@ -350,15 +350,21 @@ class thread_registry final : public registry_base {
 
   // The child of a fork(), single-threaded: Owner forgets every record in use but not bound to
   // this thread (owner.forget(record)), if it cares (a registry of thread indices does not: a
-  // forgotten index just stays taken).
+  // forgotten index just stays taken), and tells it which record is this thread's
+  // (owner.survive_fork(record)), if it has that step.
   void forget_other_threads() noexcept override {
     if constexpr (requires(Record& r) { owner_.forget(r); }) {
       const record_base* mine = nullptr;
       if (detail::my_bindings)
         for (const detail::binding& b : detail::my_bindings->all)
           if (b.registry_id == id()) mine = b.record;
-      for (Record* r = head(); r; r = next_of(r))
-        if (r != mine && r->in_use.load(std::memory_order_relaxed)) owner_.forget(*r);
+      for (Record* r = head(); r; r = next_of(r)) {
+        if (r != mine) {
+          if (r->in_use.load(std::memory_order_relaxed)) owner_.forget(*r);
+        } else if constexpr (requires { owner_.survive_fork(*r); }) {
+          owner_.survive_fork(*r);
+        }
+      }
     }
   }
 

@@ -62,10 +62,13 @@
 #include "detail/crystalline_helping.hpp"
 #include "detail/crystalline_reservations.hpp"
 #include "detail/eras.hpp"
+#include "detail/lazy_leave.hpp"
 #include "../policies.hpp"  // slots<K>
 #include "../core/sync.hpp"
 
 namespace reclaim {
+
+struct crystalline_test_peer;  // tests/crystalline_test.cpp
 
 // Crystalline, lock-free or wait-free (WaitFree): used as crystalline_l and crystalline_w (below),
 // with its policies (policies.hpp) in any order.
@@ -148,11 +151,9 @@ struct crystalline_record : core::thread_record<FreePolicy> {
       request;
   // Held around each retire, seal and release of freed batches (core::garbage_claim).
   alignas(core::cache_line) core::garbage_claim claim;
-  // The outermost level's reservations between operations (the domain's close()): the owner is
-  // inside an operation, or has left them published (kept), or released (idle), or another
-  // thread is releasing them (revoking: the domain's revoke()).
-  static constexpr std::uint32_t inside = 0, kept = 1, idle = 2, revoking = 3;
-  core::atomic<std::uint32_t> between{idle};
+  // The outermost level's reservations between operations (detail/lazy_leave.hpp; the domain's
+  // close()).
+  lazy_leave between;
   // Owner only (or a barrier that borrowed the record).
   guard_level levels;        // the outermost guard's slots; nested levels chained to it
   std::size_t protections = 0;  // reservations owned by live protections
@@ -234,6 +235,7 @@ class basic_crystalline<WaitFree, Policies...>::domain
   friend base;
   friend batch_base;
   friend helping;
+  friend struct crystalline_test_peer;  // a revocation cut by fork()
 
   static node_base* as_node(core::retired_hook* h) noexcept { return static_cast<node_base*>(h); }
   static node_base* next_in_batch(node_base* n) noexcept {
@@ -290,7 +292,7 @@ class basic_crystalline<WaitFree, Policies...>::domain
     fence_once(r);
     const unsigned depth = r.enter();
     if (depth == 0) {
-      take_between(r);
+      (void)r.between.resume(!RECLAIM_MUTATED(crystalline_revoke_unnoticed));
       if (!RECLAIM_MUTATED(crystalline_begin_without_fence)) core::fence_after_rmw();
     }
     claim::free_policy_step(r);
@@ -316,7 +318,24 @@ class basic_crystalline<WaitFree, Policies...>::domain
       throw;
     }
   }
-  void close(record& r, level& l) noexcept {
+  // The common end of an operation, inlined into the guard's: the outermost level, no barrier
+  // running, and every published slot's list empty (under crystalline_w, none frozen), so all of
+  // them are kept, as close_slow() would keep them, without its call, saved registers and
+  // per-slot release path.
+  [[gnu::always_inline]] void close(record& r, level& l) noexcept {
+    if (&l != &r.levels || releasing_.load(std::memory_order_relaxed)) [[unlikely]]
+      return close_slow(r, l);
+    bool kept = false;
+    for (slot& s : l.slots) {
+      if (s.era == detail::no_era) continue;
+      if (s.res->word.peek_lo() != 0 || (wait_free && s.res->frozen)) [[unlikely]]
+        return close_slow(r, l);
+      kept = true;
+    }
+    (void)r.leave();
+    r.between.end(kept);  // as close_slow()'s
+  }
+  [[gnu::noinline]] void close_slow(record& r, level& l) noexcept {
     const bool outermost = &l == &r.levels;
     const bool may_keep = outermost && !releasing_.load(std::memory_order_relaxed);
     bool kept = false;
@@ -330,9 +349,8 @@ class basic_crystalline<WaitFree, Policies...>::domain
       if (!release(r, s, list)) l.complete = false;
     }
     (void)r.leave();
-    // release: our slots' eras happen before a revoker's release of them (revoke()).
-    if (outermost)
-      r.between.store(kept ? record::kept : record::idle, std::memory_order_release);
+    // A release store: our slots' eras happen before a revoker's release of them (revoke()).
+    if (outermost) r.between.end(kept);
   }
 
   // Lazy leave (close()). An operation's end keeps each outermost reservation whose list is empty
@@ -348,38 +366,21 @@ class basic_crystalline<WaitFree, Policies...>::domain
   // passed that step when it left its operation, one per sealing thread. Nothing is kept while a
   // barrier runs (releasing_: it waits for those batches), nor past flush() or thread exit, nor
   // under crystalline_w a frozen reservation (its hold releases it).
-  // The start of an outermost guard (and of the owner's release of what it kept): a seq_cst CAS
-  // on r.between to `inside`. (1) With open()'s fence_after_rmw() (lock cmpxchg on x86-64 is a
-  // full fence) it is the fence at the start of an operation that synchronize() relies on (core::domain_base::wait_for_open_guards(): our depth
-  // store comes before our first load of a source), as a kept reservation publishes nothing (the
-  // first protect's DWCAS was that fence before lazy leave). (2) Ordered with a revoker's CAS on the same word
-  // (revoke()): if the revoker's came first we wait until it has released our kept reservations
-  // and reset our slots (its release store of `idle`, which our CAS reads from), so our first
-  // protect publishes again; if ours came first the revoker finds us inside and leaves them.
-  static void take_between(record& r) noexcept {
-    std::uint32_t w = r.between.load(std::memory_order_relaxed);
-    for (;;) {
-      if (w == record::revoking && !RECLAIM_MUTATED(crystalline_revoke_unnoticed)) [[unlikely]] {
-        core::yield_now();
-        w = r.between.load(std::memory_order_relaxed);
-      } else if (r.between.compare_exchange_weak(w, record::inside, std::memory_order_seq_cst,
-                                                 std::memory_order_relaxed))
-        return;
-    }
-  }
+  // The start of an outermost guard (and of the owner's release of what it kept) is
+  // r.between.resume(), a seq_cst CAS. (1) With open()'s fence_after_rmw() (lock cmpxchg on
+  // x86-64 is a full fence) it is the fence at the start of an operation that synchronize()
+  // relies on (core::domain_base::wait_for_open_guards(): our depth store comes before our first
+  // load of a source), as a kept reservation publishes nothing (the first protect's DWCAS was that
+  // fence before lazy leave). (2) If a revoker's CAS came first we wait until it has released our
+  // kept reservations and reset our slots (its release store of `idle`, which our CAS reads from),
+  // so our first protect publishes again; if ours came first the revoker finds us inside and
+  // leaves them.
   // Releases o's kept reservations on its behalf if its owner is between operations, keeping them;
-  // counted on me. False if it keeps none (or is inside an operation).
+  // counted on me. False if it keeps none (or is inside an operation). The acquire CAS pairs with
+  // close()'s release store (o's slots, as its owner left them); our release store of idle with
+  // the owner's next resume() (our changes to its slots).
   bool revoke(record& me, record& o) noexcept {
-    std::uint32_t w = record::kept;
-    // acquire: pairs with the release store in close(): the owner's slots, as it left them.
-    if (o.between.load(std::memory_order_relaxed) != record::kept ||
-        !o.between.compare_exchange_strong(w, record::revoking, std::memory_order_acquire,
-                                           std::memory_order_relaxed))
-      return false;
-    release_kept(me, o);
-    // release: our changes to o's slots happen before its owner's next start, whose CAS reads this.
-    o.between.store(record::idle, std::memory_order_release);
-    return true;
+    return o.between.revoke([&] { release_kept(me, o); });
   }
   // o's kept reservations released, counted on `on` (o's owner, or a revoker, or the domain's
   // destructor); a kept one is never frozen (close()).
@@ -389,17 +390,13 @@ class basic_crystalline<WaitFree, Policies...>::domain
   }
   // The owner's, outside any guard (flush, barrier, exit; after open_slow() failed).
   void end_kept(record& r) noexcept {
-    take_between(r);  // not while a revoker releases them
+    (void)r.between.resume();  // not while a revoker releases them
     release_kept(r, r);
-    r.between.store(record::idle, std::memory_order_relaxed);
+    r.between.settle_idle();
   }
-  // A seal's and a barrier's: the kept reservations of every other record whose owner is between
-  // operations (counted on me). A record inside one releases at its close what is not empty (all
-  // while releasing_).
-  void revoke_kept(record& me) noexcept {
-    for (record* o = this->threads_.head(); o; o = decltype(this->threads_)::next_of(o))
-      if (o != &me && !o->forgotten) (void)revoke(me, *o);
-  }
+  // A seal and a barrier revoke the kept reservations of every other record whose owner is
+  // between operations (batch_domain::revoke_kept(), counted on the caller). A record inside one
+  // releases at its close what is not empty (all while releasing_).
 
   // The era loop: returns src's pointer once s's reservation holds the era read after it. Load
   // src (seq_cst), read the era clock; if it equals the era s already holds, the pointer is
@@ -601,7 +598,7 @@ class basic_crystalline<WaitFree, Policies...>::domain
   // helped reads check. Records and pool blocks the walk misses: detail/crystalline_reservations.hpp.
   bool seal(record& r, batch& b, bool pad) noexcept {
     release_forgotten(r);
-    revoke_kept(r);  // lazy leave's bound (close())
+    this->revoke_kept(r);  // lazy leave's bound (close())
     this->adopt(r);
     if (b.nodes.empty()) return true;
     core::scan_timer timer(r.ctr);
@@ -723,7 +720,7 @@ class basic_crystalline<WaitFree, Policies...>::domain
       ~stop_releasing() { flag.store(false, std::memory_order_relaxed); }
     } stop{releasing_};
     end_kept(me);
-    revoke_kept(me);
+    this->revoke_kept(me);
     release_forgotten(me);
     typename base::gathered g;
     bool done = this->gather_batches(me, g, d);
@@ -738,12 +735,12 @@ class basic_crystalline<WaitFree, Policies...>::domain
     const unsigned p = phase_.load(std::memory_order_relaxed);  // only barriers change it
     // acquire: pairs with the release decrements in free_batches().
     while (done && in_flight_[p ^ 1].load(std::memory_order_acquire) != 0) {
-      revoke_kept(me);
+      this->revoke_kept(me);
       if (!w.wait()) done = false;
     }
     phase_.store(p ^ 1, std::memory_order_seq_cst);
     while (done && in_flight_[p].load(std::memory_order_acquire) != 0) {
-      revoke_kept(me);
+      this->revoke_kept(me);
       if (!w.wait()) done = false;
     }
     return done && this->free_freeable(me, d);
@@ -785,6 +782,29 @@ class basic_crystalline<WaitFree, Policies...>::domain
     forgotten_pending_.store(true, std::memory_order_relaxed);
     if constexpr (wait_free) this->forget_request(r);
   }
+  // In a child of fork(), r is the forking thread's record. If another thread of the parent was
+  // revoking r's kept reservations (revoke()), it stopped half-way and left r `revoking` for
+  // ever: r's next start would wait in resume() for a thread that does not exist here. Its
+  // steps are made whole with single-word ones (nothing is released or freed here): a slot whose
+  // reservation the revoker deactivated stays released; one whose era it had taken (exchange())
+  // but whose reservation it had not yet deactivated gets the reservation's era back, so that r
+  // keeps it as before the revocation began, and r is between operations again. A list the
+  // revoker had detached but not traversed is a leak of the parent's threads, as their garbage
+  // (its batches, sealed in an earlier fork generation, are not counted by barriers here).
+  void fork_survivor(record& r) noexcept {
+    if (!r.between.revocation_cut()) return;
+    bool kept = false;
+    for (slot& s : r.levels.slots) {
+      if (!s.res) continue;
+      if (s.res->word.peek_lo() == inactive) {  // a snapshot: no other thread runs here
+        s.era = detail::no_era;
+      } else {
+        s.era = s.res->word.peek_hi();
+        kept = true;
+      }
+    }
+    r.between.settle_after_fork(kept);
+  }
   // The reservations of forgotten records (forget_thread()), released on their behalf, as their
   // owners would at exit: a frozen one goes to its hold (whose closer releases it), the others are
   // deactivated here and their lists traversed, counted on `me`. Under crystalline_w a forgotten
@@ -815,7 +835,7 @@ class basic_crystalline<WaitFree, Policies...>::domain
   // freed by then (no guard or guard_ptr may outlive the domain, so every reservation has been
   // released).
   void on_thread_exit(record& r) noexcept {
-    take_between(r);  // not while a revoker releases the kept reservations
+    (void)r.between.resume();  // not while a revoker releases the kept reservations
     holding garbage(r);
     for (level* l = &r.levels; l; l = l->next.get())
       for (slot& s : l->slots)
@@ -828,7 +848,7 @@ class basic_crystalline<WaitFree, Policies...>::domain
     });
     if (!seal_padded(r)) this->orphan(r, r.batches.take_all());
     r.freeing.drain(r);
-    r.between.store(record::idle, std::memory_order_relaxed);
+    r.between.settle_idle();
     r.fenced = false;  // the next owner fences on its first use
     // since_advance is kept: short-lived threads that each allocate fewer than advance_every
     // nodes still move the clock, through their records.

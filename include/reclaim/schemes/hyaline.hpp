@@ -20,7 +20,8 @@
 // stall_threshold<N>, and a free policy; batch_free by default, amortized_free<K> for the lab's
 // `_af` forms):
 //   hyaline<>     k shared slots (slots<K>, default 32), a thread uses the slot of its record index
-//                 modulo k; batches of at least k + 1 nodes.
+//                 modulo k; batches of at least k + 1 nodes. A thread stays counted in its slot
+//                 between operations while nothing is pushed onto it (lazy leave: end()).
 //   hyaline_1<>   one slot per thread record; batches of at least records + 1 nodes.
 //   hyaline_s<>   hyaline with birth eras (protect_in_operation()), avoiding the slots of stalled
 //                 threads (enter_slot()).
@@ -149,8 +150,16 @@ class basic_hyaline<Slots, Robust, Policies...>::domain
   using base::retire;  // domain.retire(node[, deleter]) from any thread
 
   // Slot lists are empty once no thread is inside (the last one out detaches the list), so every
-  // retired batch has been freed; partial batches and orphans are destroyed here.
-  ~domain() { this->shutdown(); }
+  // retired batch has been freed; partial batches and orphans are destroyed here. Threads between
+  // operations that are still counted in their slots (kept, end()) leave first, each counted on
+  // its own record (no operation can run any more).
+  ~domain() {
+    if constexpr (shared_slots)
+      this->threads_.for_each([this](record& o) {
+        if (!o.forgotten) (void)revoke(o, o);
+      });
+    this->shutdown();
+  }
 
   // `new T(args...)`, stamped with its birth era under the robust variants.
   template <class T, class... Args>
@@ -226,14 +235,85 @@ class basic_hyaline<Slots, Robust, Policies...>::domain
 
   record& begin(record& r) {
     if (r.enter() != 0) return r;
-    enter_slot(r);
+    if constexpr (shared_slots) {
+      if (!resume(r)) enter_slot(r);
+      // resume()'s CAS as a full fence (enter_slot()'s DWCAS is one already): see resume().
+      if (!RECLAIM_MUTATED(hyaline_resume_without_fence)) core::fence_after_rmw();
+    } else {
+      enter_slot(r);
+    }
     claim::free_policy_step(r);
     return r;
   }
   // The slot is left before the depth closes: synchronize() and barrier() wait for the walk.
+  // hyaline, hyaline_s keep it instead when they may (lazy leave, below).
   void end(record& r) noexcept {
-    if (r.level() == 1) leave_slot(r);
+    if constexpr (shared_slots) {
+      if (r.level() == 1) {
+        const bool keep = may_keep(r);
+        if (!keep) leave_slot(r, r);
+        (void)r.leave();
+        // A release store: r.slot and r.handle as we left them, for revoke()'s acquire CAS.
+        r.between.end(keep);
+        return;
+      }
+    } else if (r.level() == 1) {
+      leave_own(r);
+    }
     (void)r.leave();
+  }
+
+  // ---- lazy leave (hyaline, hyaline_s)
+  // The end of an outermost operation leaves the thread counted in its slot (kept) if nothing
+  // was pushed onto the slot since the thread entered: the head's pointer is still its handle.
+  // Its leave would only have decremented the count (no batch to pass), and its next operation
+  // resumes with one single-width CAS on its own record (resume()) instead of the entering DWCAS:
+  // a pair of DWCASes saved per operation while no retire reaches the slot. Safe as it stands: a
+  // thread counted longer than it reads only keeps batches longer (a kept period is, for the
+  // proofs of leave_slot() and retire_batch(), part of one long operation). The pointer is read
+  // with a plain load, a hint: a push that it misses is passed when the thread leaves for real.
+  // The cost would be garbage: a kept thread receives pushed batches like one inside. So every
+  // retire first leaves the slots of the threads kept between operations on their behalf
+  // (revoke_kept() from retire_batch()), and so does a barrier while it waits: a thread between
+  // operations holds at most the batches of retires that had passed that step when it ended its
+  // operation, one per retiring thread, until the next retire of any thread. flush(), barrier()
+  // and thread exit leave for real (end_kept()). hyaline_s keeps only while its slot is not seen
+  // overloaded (the stall detector, enter_slot()), so that a live thread does not stay beside a
+  // stalled one; any push onto the slot (which raises its debt) ends the keeping anyway.
+  // hyaline_1 and hyaline_1s do not keep: their enter and leave are single-width exchanges on the
+  // thread's own record already, which a CAS on `between` would only replace, and every retire
+  // would pay the revocations.
+  bool may_keep(record& r) const noexcept {
+    const detail::hyaline_slot& s = slots_[r.slot];
+    if constexpr (Robust)
+      if (s.owed.load(std::memory_order_relaxed) >= std::int64_t{stall_owed}) return false;
+    return s.head.peek_hi() == word_of(r.handle);
+  }
+  // The start of an outermost operation: r.between.resume(), a seq_cst CAS; true if the thread
+  // is still counted in its slot (it was kept), false if it must enter (idle). (1) With begin()'s
+  // fence_after_rmw() (lock cmpxchg on x86-64 is a full fence) it is the fence at the start of an
+  // operation that synchronize() relies on (core::domain_base::wait_for_open_guards(): the depth
+  // store before the first load of a source), as a resumed operation makes no RMW on its slot
+  // head. (2) If a revoker's CAS came first we wait until it has left our slot (its release store
+  // of `idle`, which our CAS reads from: its writes to r.handle and r.counted happen before our
+  // enter rewrites them) and enter again; if ours came first the revoker finds us inside and
+  // leaves us counted.
+  static bool resume(record& r) noexcept {
+    // The fault: a record being revoked taken for a kept one (a count the revoker drops).
+    const bool notice = !RECLAIM_MUTATED(hyaline_revoke_unnoticed);
+    return r.between.resume(notice) != detail::lazy_leave::idle;
+  }
+  // Leaves o's slot on its behalf if o's owner is kept between operations (the walk counted on
+  // me); false if it is not kept. The acquire CAS pairs with end()'s release store (o's slot and
+  // handle, as its owner left them); our release store of idle with the owner's next resume()
+  // (our writes to its handle and count).
+  bool revoke(record& me, record& o) noexcept {
+    return o.between.revoke([&] { leave_slot(me, o); });
+  }
+  // The owner's, outside any guard (flush, barrier, exit): leaves for real if kept.
+  void end_kept(record& r) noexcept {
+    if (resume(r)) leave_slot(r, r);  // resume(): not while a revoker leaves for us
+    r.between.settle_idle();
   }
 
   // Lock-free: one CAS loop on the slot head (hyaline_1: one exchange).
@@ -285,10 +365,12 @@ class basic_hyaline<Slots, Robust, Policies...>::domain
   }
 
   // Decrements the slot's count and walks its list from the top down to the handle, dropping one
-  // reference of each batch it passes (hyaline_1: takes the whole list, alone in its slot). Lock-
-  // free: one CAS loop on the head; the walk is bounded by the nodes pushed since the thread
-  // entered. What it frees is counted in its own record, through its free policy
-  // (amortized_free: on its freeable list), so retired == freed + pending.
+  // reference of each batch it passes (hyaline_1: leave_own() below). Lock-free: one CAS loop on
+  // the head; the walk is bounded by the nodes pushed since the thread entered. What it frees is
+  // counted in `on` (r itself, or the revoker that leaves for r's kept thread: revoke()), through
+  // on's free policy (amortized_free: on its freeable list), so retired == freed + pending. The
+  // proof below names T the thread counted: a revoker walks for it, from its handle, with T
+  // between operations (reading nothing).
   // Why the walk cannot stop early or walk freed memory. The walk compares addresses with the
   // handle, the node on top when the thread entered; if that node could be freed and its memory
   // reused by a node pushed later, the walk would stop at the impostor. It cannot: while T is
@@ -300,56 +382,67 @@ class basic_hyaline<Slots, Robust, Policies...>::domain
   // node's link before subtracting from it. The top node itself is read (its link) before the leave
   // CAS, while its slot contribution is still missing. So every node T touches is alive, and its
   // address unique.
-  void leave_slot(record& r) noexcept {
+  void leave_slot(record& on, record& r) noexcept
+    requires shared_slots
+  {
     core::retired_list freed;
-    if constexpr (shared_slots) {
-      detail::hyaline_slot& s = slots_[r.slot];
-      node* const handle = r.handle;
-      r.counted = false;
-      core::signal_fence(std::memory_order_seq_cst);  // before the leaving CAS
-      core::word_pair seen{1, word_of(handle)};  // the usual case: alone, nothing pushed
-      node* first;
-      node* next = nullptr;
-      for (;;) {
-        first = ptr_of(seen.hi);
-        // The top's link, read while its slot contribution is missing (it is alive).
-        if (first != handle) next = first->slot_next;
-        const core::word_pair desired =
-            seen.lo == 1 ? core::word_pair{0, 0} : core::word_pair{seen.lo - 1, seen.hi};
-        if (r.ctr.cas_wide(s.head, seen, desired)) break;
-      }
-      // The last one out detached the list: the top's contribution for this slot.
-      if (seen.lo == 1 && first) adjust(first, contribution, freed);
-      if (first != handle) {
-        std::int64_t passed = 0;
-        node* c;
-        do {
-          c = next;
-          if (!c) break;
-          next = c->slot_next;  // before our decrement, which may free c
-          adjust(c, ~std::uint64_t{0}, freed);
-          ++passed;
-        } while (c != handle);
-        if constexpr (Robust) s.owed.fetch_sub(passed, std::memory_order_relaxed);
-      }
-      r.handle = nullptr;
-    } else {
-      // acq_rel: takes the list (every push before is visible), and leaves the slot idle. The
-      // owner, alone in its slot, gives each node its slot contribution here instead of at the
-      // push-over (the paper's): no one else walks the list.
-      std::uintptr_t v = r.head.exchange(0, RECLAIM_MUTATED(hyaline_leave_without_acquire)
-                                                ? std::memory_order_release
-                                                : std::memory_order_acq_rel);
-      for (node* c = ptr_of(v); c;) {
-        node* next = c->slot_next;
-        adjust(c, contribution, freed);  // its contribution for our slot, given at leave
+    detail::hyaline_slot& s = slots_[r.slot];
+    node* const handle = r.handle;
+    r.counted = false;
+    core::signal_fence(std::memory_order_seq_cst);  // before the leaving CAS
+    core::word_pair seen{1, word_of(handle)};  // the usual case: alone, nothing pushed
+    node* first;
+    node* next = nullptr;
+    for (;;) {
+      first = ptr_of(seen.hi);
+      // The top's link, read while its slot contribution is missing (it is alive).
+      if (first != handle) next = first->slot_next;
+      const core::word_pair desired =
+          seen.lo == 1 ? core::word_pair{0, 0} : core::word_pair{seen.lo - 1, seen.hi};
+      if (on.ctr.cas_wide(s.head, seen, desired)) break;
+    }
+    // The last one out detached the list: the top's contribution for this slot.
+    if (seen.lo == 1 && first) adjust(first, contribution, freed);
+    if (first != handle) {
+      std::int64_t passed = 0;
+      node* c;
+      do {
         c = next;
-      }
+        if (!c) break;
+        next = c->slot_next;  // before our decrement, which may free c
+        adjust(c, ~std::uint64_t{0}, freed);
+        ++passed;
+      } while (c != handle);
+      if constexpr (Robust) s.owed.fetch_sub(passed, std::memory_order_relaxed);
     }
-    if (!freed.empty()) {
-      holding garbage(r);
-      r.release_safe(std::move(freed), this->gauge_);
+    r.handle = nullptr;
+    release_freed(on, freed);  // nested in a retire's or a barrier's hold when on revokes
+  }
+  // hyaline_1: the owner takes its slot's whole list, alone in its slot (a function of its own,
+  // over one record: the shared form's two made GCC inline less of the containers).
+  void leave_own(record& r) noexcept
+    requires(!shared_slots)
+  {
+    core::retired_list freed;
+    // acq_rel: takes the list (every push before is visible), and leaves the slot idle. The
+    // owner, alone in its slot, gives each node its slot contribution here instead of at the
+    // push-over (the paper's): no one else walks the list.
+    std::uintptr_t v = r.head.exchange(0, RECLAIM_MUTATED(hyaline_leave_without_acquire)
+                                              ? std::memory_order_release
+                                              : std::memory_order_acq_rel);
+    for (node* c = ptr_of(v); c;) {
+      node* next = c->slot_next;
+      adjust(c, contribution, freed);  // its contribution for our slot, given at leave
+      c = next;
     }
+    release_freed(r, freed);
+  }
+  // What a leave freed, counted on `on` through its free policy. Inlined: as a call it made GCC
+  // stop inlining hm_hashmap's bucket search under hyaline_1 (15 instructions per operation).
+  [[gnu::always_inline]] void release_freed(record& on, core::retired_list& freed) noexcept {
+    if (freed.empty()) return;
+    holding garbage(on);
+    on.release_safe(std::move(freed), this->gauge_);
   }
 
   // Adds `delta` to n's batch count; the one who reaches zero frees the batch (into `freed`).
@@ -483,6 +576,7 @@ class basic_hyaline<Slots, Robust, Policies...>::domain
       for (record* o = first_record; o; o = decltype(this->threads_)::next_of(o)) ++n;
     }
     if (b.size() < n + 1) return false;
+    if constexpr (shared_slots) this->revoke_kept(me);  // lazy leave's bound (end())
     node* const ref = as_node(b.head());
     for (core::retired_hook* h = b.head(); h; h = h->next_retired) as_node(h)->batch_ref = ref;
     // Plain: the batch is not published yet (the pushes below release it).
@@ -662,6 +756,8 @@ class basic_hyaline<Slots, Robust, Policies...>::domain
   // flush() retires the thread's partial batches (and the orphans) at once, padded with pad_nodes
   // up to the size the slots need.
   void flush_local(record& me) {
+    if constexpr (shared_slots)
+      if (me.level() == 0) end_kept(me);  // our slot would keep what we retire
     holding garbage(me);
     this->adopt(me);
     me.batches.for_each([&](partial& left) {
@@ -689,6 +785,7 @@ class basic_hyaline<Slots, Robust, Policies...>::domain
   // point (leaves and retires in flight, which may still owe older batches their last reference),
   // and frees the freeable lists again.
   bool barrier_locked(record& me, core::deadline d) {
+    if constexpr (shared_slots) end_kept(me);
     typename base::gathered g;
     const bool gathered = this->gather_batches(me, g, d);
     this->free_now(me, std::move(g.safe));
@@ -715,8 +812,11 @@ class basic_hyaline<Slots, Robust, Policies...>::domain
     }
     core::waiter w(d);
     // acquire: pairs with the release in destroy_pad().
-    while (barrier_freed_.load(std::memory_order_acquire) < generation)
+    while (barrier_freed_.load(std::memory_order_acquire) < generation) {
+      // A thread that kept its slot after the pushes (its peek missed them) holds the sentinel.
+      if constexpr (shared_slots) this->revoke_kept(me);
       if (!w.wait()) return false;
+    }
     // Leaves and retires in flight may still owe older batches their last reference.
     if (!this->wait_for_open_guards(d)) return false;
     if constexpr (free_policy::keeps_safe_garbage)
@@ -743,10 +843,14 @@ class basic_hyaline<Slots, Robust, Policies...>::domain
   // forking thread, not inside an enter or a leave, and those forgotten later, each recounting
   // again). Lowering a count never frees early here: the threads it drops are gone, and a list
   // left on a slot counted zero is detached by the next thread that enters and leaves it.
+  // A record left `revoking` by a revoker that is gone becomes kept or idle as `counted` says (the
+  // revoker clears it before its leaving CAS; the decrements its walk still owed stay owed).
   void recount_slots() noexcept {
     std::uint64_t inside[slot_count] = {};
-    this->threads_.for_each([&](const record& z) {
-      if (!z.forgotten && z.counted) ++inside[z.slot];
+    this->threads_.for_each([&](record& z) {
+      if (z.forgotten) return;
+      if (z.between.revocation_cut()) z.between.settle_after_fork(z.counted);
+      if (z.counted) ++inside[z.slot];
     });
     for (unsigned i = 0; i < slot_count; ++i) {
       core::word_pair seen = slots_[i].head.load();
@@ -759,8 +863,14 @@ class basic_hyaline<Slots, Robust, Policies...>::domain
   // flush() does), or if no memory is left for the padding (exit must not throw) hand them over:
   // the next retire of any thread adopts them (safe: retiring later only counts more threads).
   void on_thread_exit(record& r) noexcept {
+    if constexpr (shared_slots) {
+      // resume(): counted if kept (and not while a revoker leaves for us).
+      if (resume(r) || r.level() != 0) leave_slot(r, r);
+      r.between.settle_idle();
+    } else if (r.level() != 0) {
+      leave_own(r);
+    }
     holding garbage(r);
-    if (r.level() != 0) leave_slot(r);
     this->adopt(r);
     core::retired_list unretired;  // one list: the record reserves one orphan header
     r.batches.for_each([&](partial& left) {

@@ -208,7 +208,7 @@ class ibr<Policies...>::domain
       if (intersects(lo, hi, birth, retire)) return true;
     return false;
   }
-  bool covered_now(era_t birth, era_t retire) const noexcept {
+  bool covered_now(record&, era_t birth, era_t retire) const noexcept {
     bool covered = false;
     for_each_interval(
         [&](era_t lo, era_t hi) { covered = covered || intersects(lo, hi, birth, retire); });

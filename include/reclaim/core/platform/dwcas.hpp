@@ -51,6 +51,7 @@ class atomic_pair {
     return seen;
   }
   std::uint64_t peek_lo() const noexcept { return pair_.load(std::memory_order_relaxed).lo; }
+  std::uint64_t peek_hi() const noexcept { return pair_.load(std::memory_order_relaxed).hi; }
   void store(word_pair desired) noexcept {
     pair_.exchange(desired, std::memory_order_seq_cst);
     core::thread_fence(std::memory_order_seq_cst);
@@ -110,9 +111,10 @@ class alignas(16) atomic_pair {
     return seen;
   }
 
-  // The low word alone, by an 8-byte atomic load (one plain load): a hint for a caller that
+  // The low (high) word alone, by an 8-byte atomic load (one plain load): a hint for a caller that
   // tolerates a stale value, neither ordered nor a snapshot of the pair.
   std::uint64_t peek_lo() const noexcept { return __atomic_load_n(&lo_, __ATOMIC_RELAXED); }
+  std::uint64_t peek_hi() const noexcept { return __atomic_load_n(&hi_, __ATOMIC_RELAXED); }
 
   // Replaces the pair (a compare-and-swap loop).
   void store(word_pair desired) noexcept {

@@ -37,6 +37,14 @@ class batch_domain : public core::domain_base<Domain, Record> {
     into.safe.splice(r.freeing.take());
   }
 
+  // Lazy leave (detail/lazy_leave.hpp): what the owners of the other records kept between
+  // operations, released on their behalf by the domain's revoke(me, o), counted on me. A seal's,
+  // a retire's and a barrier's step.
+  void revoke_kept(Record& me) noexcept {
+    for (Record* o = this->threads_.head(); o; o = decltype(this->threads_)::next_of(o))
+      if (o != &me && !o->forgotten) (void)static_cast<Domain&>(*this).revoke(me, *o);
+  }
+
   // A barrier's first step: every record's garbage, borrowed between its owner's retires, and the
   // orphans. False at the deadline, with what it gathered so far in g.
   bool gather_batches(Record& me, typename base::gathered& g, core::deadline d) {

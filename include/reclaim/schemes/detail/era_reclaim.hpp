@@ -6,9 +6,10 @@
 // (Domain::take_snapshot(record&), into memory the record keeps; it throws std::bad_alloc when
 // that memory must grow and cannot), which (birth, retire) pairs a snapshot covers
 // (Domain::covers(const record&, birth, retire)) and the same rule read from the reservations
-// themselves (Domain::covered_now(birth, retire): no memory), how a thread drops them all at exit
-// (Domain::clear_reservations(record&)), and what it does before it advances the clock
-// (Domain::before_advance(record&): wfe helps pending readers there).
+// themselves (Domain::covered_now(record&, birth, retire): no memory; the record counts what the
+// reads cost), how a thread drops them all at exit (Domain::clear_reservations(record&)), and
+// what it does before it advances the clock (Domain::before_advance(record&): wfe helps pending
+// readers there).
 //
 // Out of memory. A retire takes its node and never throws (retire() is noexcept), and a scan
 // never needs memory it cannot get: when the snapshot cannot grow, the scan reads every
@@ -189,7 +190,7 @@ class era_domain : public core::domain_base<Domain, Record> {
     list.partition_into(safe, [&](core::retired_hook* hook) {
       const auto* n = static_cast<const era_node*>(hook);
       return snapshot ? !self().covers(r, n->birth_era, n->retire_era)
-                      : !self().covered_now(n->birth_era, n->retire_era);
+                      : !self().covered_now(r, n->birth_era, n->retire_era);
     });
   }
 

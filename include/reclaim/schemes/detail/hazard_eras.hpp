@@ -246,7 +246,7 @@ class he_domain : public era_domain<he_domain<Scheme>, he_record<Scheme>, Scheme
     // Begun before published: a clock advance that reads the counters equal did not need to help
     // us (at most one such advance per thread: the next one sees us begun).
     requests_begun_.fetch_add(1, std::memory_order_seq_cst);
-    w.answer.store({part::pending, tag});
+    r.ctr.store_wide(w.answer, core::word_pair{part::pending, tag});
     core::word_pair seen{part::pending, tag};
     era_t prev = s.load(std::memory_order_relaxed);
     for (;;) {
@@ -255,7 +255,7 @@ class he_domain : public era_domain<he_domain<Scheme>, he_record<Scheme>, Scheme
       if (e == prev) {
         // Our own answer, unless a helper's came first: either way no helper installs one later.
         seen = {part::pending, tag};
-        if (w.answer.compare_exchange(seen, {part::idle, tag})) {
+        if (r.ctr.cas_wide(w.answer, seen, core::word_pair{part::idle, tag})) {
           requests_ended_.fetch_add(1, std::memory_order_seq_cst);
           return p;
         }
@@ -263,13 +263,13 @@ class he_domain : public era_domain<he_domain<Scheme>, he_record<Scheme>, Scheme
       }
       s.store(e, std::memory_order_seq_cst);
       prev = e;
-      seen = w.answer.load();
+      seen = r.ctr.load_wide(w.answer);
       if (seen.lo != part::pending) break;
     }
     // A helper's answer {pointer, era}: the era goes into our slot before the answer is withdrawn,
     // and a scan reads answers before slots, so one of the two covers the node all along.
     s.store(seen.hi, std::memory_order_seq_cst);
-    w.answer.store({part::idle, tag});
+    r.ctr.store_wide(w.answer, core::word_pair{part::idle, tag});
     requests_ended_.fetch_add(1, std::memory_order_seq_cst);
     return std::bit_cast<P>(seen.lo);
   }
@@ -298,7 +298,7 @@ class he_domain : public era_domain<he_domain<Scheme>, he_record<Scheme>, Scheme
     requires wait_free
   {
     using part = wfe_record_part;
-    const core::word_pair seen = o.wf.answer.load();
+    const core::word_pair seen = me.ctr.load_wide(o.wf.answer);
     if (seen.lo != part::pending) return;
     const void* src = o.wf.source.load(std::memory_order_seq_cst);
     auto* loader = o.wf.loader.load(std::memory_order_seq_cst);
@@ -308,7 +308,7 @@ class he_domain : public era_domain<he_domain<Scheme>, he_record<Scheme>, Scheme
     // that could free the node reads our floor (wfe.hpp). If the answer word changed, the fields
     // we read may be a later request's: leave it.
     if (floor != no_era) me.wf.help_floor.store(floor, std::memory_order_seq_cst);
-    if (o.wf.answer.load() == seen) {
+    if (me.ctr.load_wide(o.wf.answer) == seen) {
       era_t e = this->clock_.now();
       for (;;) {
         // As protect(): the era published before the read, confirmed by the clock after it.
@@ -317,11 +317,12 @@ class he_domain : public era_domain<he_domain<Scheme>, he_record<Scheme>, Scheme
         const era_t now = this->clock_.now();
         if (now == e) {
           core::word_pair expected = seen;
-          (void)o.wf.answer.compare_exchange(expected, {p, e});  // fails if answered already
+          // Fails if answered already.
+          (void)me.ctr.cas_wide(o.wf.answer, expected, core::word_pair{p, e});
           break;
         }
         e = now;
-        if (!(o.wf.answer.load() == seen)) break;
+        if (!(me.ctr.load_wide(o.wf.answer) == seen)) break;
       }
     }
     // release: our reads of the source happen before a scan that reads these cleared.
@@ -334,8 +335,9 @@ class he_domain : public era_domain<he_domain<Scheme>, he_record<Scheme>, Scheme
   // f(era) for every era published now, in this order (wfe.hpp): helpers' eras, answers, slots;
   // then returns the lowest helper's floor (no_era: none). Every load is seq_cst (acquire: pairs
   // with clear_slot()'s and help()'s release stores): in S after the scan's fence.
+  // The answer words' snapshot reads are counted on `me`, the scanning thread.
   template <class F>
-  era_t for_each_reservation(F f) const {
+  era_t for_each_reservation(record& me, F f) const {
     const auto& threads = this->threads_;
     using registry = std::remove_cvref_t<decltype(threads)>;
     if constexpr (wait_free) {
@@ -344,7 +346,7 @@ class he_domain : public era_domain<he_domain<Scheme>, he_record<Scheme>, Scheme
         for (const record* o = threads.head(); o; o = registry::next_of(o))
           if (const era_t e = o->wf.help_era.load(std::memory_order_seq_cst); e != no_era) f(e);
         for (const record* o = threads.head(); o; o = registry::next_of(o)) {
-          const core::word_pair a = o->wf.answer.load();
+          const core::word_pair a = me.ctr.load_wide(o->wf.answer);
           if (a.lo != wfe_record_part::pending && a.lo != wfe_record_part::idle &&
               a.hi != no_era)
             f(a.hi);
@@ -374,7 +376,7 @@ class he_domain : public era_domain<he_domain<Scheme>, he_record<Scheme>, Scheme
   void take_snapshot(record& r) {
     auto& snap = r.snapshot;
     snap.clear();
-    const era_t floor = for_each_reservation([&](era_t e) { snap.push_back(e); });
+    const era_t floor = for_each_reservation(r, [&](era_t e) { snap.push_back(e); });
     if constexpr (wait_free) r.wf.floor_seen = floor;
     std::sort(snap.begin(), snap.end());
   }
@@ -387,10 +389,10 @@ class he_domain : public era_domain<he_domain<Scheme>, he_record<Scheme>, Scheme
     if constexpr (wait_free) return floor_covers(r.wf.floor_seen, retire);
     return false;
   }
-  bool covered_now(era_t birth, era_t retire) const noexcept {
+  bool covered_now(record& r, era_t birth, era_t retire) const noexcept {
     bool covered = false;
-    const era_t floor =
-        for_each_reservation([&](era_t e) { covered = covered || (birth <= e && e <= retire); });
+    const era_t floor = for_each_reservation(
+        r, [&](era_t e) { covered = covered || (birth <= e && e <= retire); });
     return covered || floor_covers(floor, retire);
   }
   static bool floor_covers(era_t floor, era_t retire) noexcept {
@@ -432,9 +434,9 @@ class he_domain : public era_domain<he_domain<Scheme>, he_record<Scheme>, Scheme
       w.helping.store(h + (h & 1), std::memory_order_relaxed);
       w.help_era.store(no_era, std::memory_order_relaxed);
       w.help_floor.store(no_era, std::memory_order_relaxed);
-      const core::word_pair a = w.answer.load();
+      const core::word_pair a = r.ctr.load_wide(w.answer);
       if (a.lo != part::idle) {
-        w.answer.store({part::idle, a.hi});
+        r.ctr.store_wide(w.answer, core::word_pair{part::idle, a.hi});
         requests_ended_.fetch_add(1, std::memory_order_relaxed);
       }
     }

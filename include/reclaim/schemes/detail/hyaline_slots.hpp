@@ -21,6 +21,7 @@
 #include "../../core/retired.hpp"
 #include "birth_sorted.hpp"
 #include "eras.hpp"
+#include "lazy_leave.hpp"
 #include "../../core/sync.hpp"
 
 namespace reclaim::detail {
@@ -65,6 +66,11 @@ struct hyaline_record : core::thread_record<FreePolicy> {
   // hyaline_1, hyaline_1s: this record's slot, {pointer | inside bit}, and its era.
   alignas(core::cache_line) core::atomic<std::uintptr_t> head{0};
   core::atomic<era_t> access{no_era};
+  // hyaline, hyaline_s: where the thread stands towards its slot between operations (lazy leave,
+  // detail/lazy_leave.hpp; the domain's end()): still counted (kept: nothing was pushed onto the
+  // slot while it was inside) or not (idle). On the line of `head`, which the shared variants
+  // leave unused.
+  lazy_leave between;
   // Held around retires, frees and free-policy steps: a barrier borrows the garbage while free.
   alignas(core::cache_line) core::garbage_claim claim;
   // Owner only (or a barrier that borrowed the record).
@@ -72,7 +78,8 @@ struct hyaline_record : core::thread_record<FreePolicy> {
   hyaline_node* handle = nullptr;  // the node on top of the slot when the thread entered
   unsigned slot = 0;               // hyaline, hyaline_s: the slot entered
   // hyaline, hyaline_s: counted in `slot`'s head for certain (set after the entering CAS, cleared
-  // before the leaving one); read only in a child of fork() (domain::recount_slots()).
+  // before the leaving one, the owner's or a revoker's); read only in a child of fork()
+  // (domain::recount_slots()).
   bool counted = false;
   era_t era = no_era;              // robust: the era the slot holds for this thread
   unsigned since_advance = 0;      // robust: allocations since the clock last advanced
