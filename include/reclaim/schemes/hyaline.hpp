@@ -843,14 +843,16 @@ class basic_hyaline<Slots, Robust, Policies...>::domain
   // forking thread, not inside an enter or a leave, and those forgotten later, each recounting
   // again). Lowering a count never frees early here: the threads it drops are gone, and a list
   // left on a slot counted zero is detached by the next thread that enters and leaves it.
-  // A record left `revoking` by a revoker that is gone becomes kept or idle as `counted` says (the
+  // In a child of fork(), r is the forking thread's record (core::domain_base::survive_fork()):
+  // left `revoking` by a revoker that is gone, it becomes kept or idle as `counted` says (the
   // revoker clears it before its leaving CAS; the decrements its walk still owed stay owed).
+  void fork_survivor(record& r) noexcept {
+    if (r.between.revocation_cut()) r.between.settle_after_fork(r.counted);
+  }
   void recount_slots() noexcept {
     std::uint64_t inside[slot_count] = {};
-    this->threads_.for_each([&](record& z) {
-      if (z.forgotten) return;
-      if (z.between.revocation_cut()) z.between.settle_after_fork(z.counted);
-      if (z.counted) ++inside[z.slot];
+    this->threads_.for_each([&](const record& z) {
+      if (!z.forgotten && z.counted) ++inside[z.slot];
     });
     for (unsigned i = 0; i < slot_count; ++i) {
       core::word_pair seen = slots_[i].head.load();
