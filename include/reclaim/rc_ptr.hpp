@@ -246,6 +246,12 @@ class rc_ptr {
 
 namespace detail {
 
+// Whether Scheme can serve atomic_rc_ptr and snapshot_ptr (see the top of this file).
+template <class Scheme>
+inline constexpr bool rc_serves = !neutralizable_guard<typename Scheme::guard> &&
+                                  !(Scheme::needs & needs_allocated_nodes) &&
+                                  grace_periods<Scheme>;
+
 template <class Scheme>
 constexpr void check_rc_scheme() {
   static_assert(!neutralizable_guard<typename Scheme::guard>,
@@ -264,6 +270,25 @@ constexpr void check_rc_scheme() {
                 "lives (none): a location's dropped reference is decremented only when the scheme "
                 "frees the retired block. Use debra, hp or he.");
 }
+
+// The scheme's owned protection; for a scheme that cannot serve, a stand-in whose every call
+// compiles, so that check_rc_scheme()'s message is the one error.
+template <class Scheme, bool = rc_serves<Scheme>>
+struct rc_protection {
+  using type = typename protection_of<Scheme>::type;
+};
+template <class Scheme>
+struct rc_protection<Scheme, false> {
+  struct type {
+    template <class Domain>
+    explicit type(Domain&) noexcept {}
+    template <class P>
+    P protect(const core::atomic<P>& src, std::memory_order order) {
+      return src.load(order);
+    }
+    void reset_protection() noexcept {}
+  };
+};
 
 }  // namespace detail
 
@@ -284,8 +309,9 @@ rc_ptr<T> make_rc(Args&&... args) {
 
 template <class T, class Scheme>
 class snapshot_ptr {
+  static_assert((detail::check_rc_scheme<Scheme>(), true));
   using block = detail::rc_block<T, Scheme>;
-  using protection = typename detail::protection_of<Scheme>::type;
+  using protection = typename detail::rc_protection<Scheme>::type;
 
  public:
   using domain_type = typename Scheme::domain;
@@ -340,8 +366,9 @@ class snapshot_ptr {
 
 template <class T, class Scheme>
 class atomic_rc_ptr {
+  static_assert((detail::check_rc_scheme<Scheme>(), true));
   using block = detail::rc_block<T, Scheme>;
-  using protection = typename detail::protection_of<Scheme>::type;
+  using protection = typename detail::rc_protection<Scheme>::type;
 
  public:
   using value_type = rc_ptr<T>;
@@ -389,9 +416,9 @@ class atomic_rc_ptr {
   }
 
   void store(rc_ptr<T> desired, std::memory_order order = std::memory_order_seq_cst) {
-    // The location takes desired's reference; `order` should be release or stronger for a
-    // loader to see T initialized (the loader's acquire pairs with it).
-    block* old = loc_.exchange(take(desired), order);
+    // The location takes desired's reference. At least acq_rel whatever `order` says (see
+    // rmw_order()): the loader's acquire pairs with our release.
+    block* old = loc_.exchange(take(desired), rmw_order(order));
     if (old) block::defer_decrement(old);
   }
   atomic_rc_ptr& operator=(rc_ptr<T> desired) {
@@ -400,7 +427,7 @@ class atomic_rc_ptr {
   }
 
   rc_ptr<T> exchange(rc_ptr<T> desired, std::memory_order order = std::memory_order_seq_cst) {
-    block* old = loc_.exchange(take(desired), order);
+    block* old = loc_.exchange(take(desired), rmw_order(order));
     if (!old) return {};
     // The location's reference cannot become the result's: a loader may have read old and not
     // yet incremented, and the caller may drop the result at once. So the result gets a new
@@ -435,6 +462,11 @@ class atomic_rc_ptr {
            : o == std::memory_order_acq_rel ? std::memory_order_acquire
                                             : o;
   }
+  // Every RMW on the location is at least acq_rel: release publishes desired's T to loaders, and
+  // acquire makes the block we take out (its T, its domain field) visible to us.
+  static constexpr std::memory_order rmw_order(std::memory_order o) noexcept {
+    return o == std::memory_order_seq_cst ? o : std::memory_order_acq_rel;
+  }
   static constexpr std::memory_order failure_order(std::memory_order o) noexcept {
     return o == std::memory_order_acq_rel   ? std::memory_order_acquire
            : o == std::memory_order_release ? std::memory_order_relaxed
@@ -464,7 +496,7 @@ class atomic_rc_ptr {
     block* const give = block_of(desired);
     for (;;) {
       block* seen = want;
-      if (loc_.compare_exchange_strong(seen, give, success, failure)) {
+      if (loc_.compare_exchange_strong(seen, give, rmw_order(success), read_order(failure))) {
         // The location took desired's reference and dropped want's (deferred, as store()).
         if (give) {
           desired.ptr_ = nullptr;
