@@ -27,8 +27,9 @@ using reclaim::atomic_rc_ptr;
 using reclaim::rc_ptr;
 using reclaim::snapshot_ptr;
 
-using rc_schemes = ::testing::Types<reclaim::debra<>, reclaim::hp<>, reclaim::he<>,
-                                    reclaim::ebr<>, reclaim::ibr<>>;
+using rc_schemes =
+    ::testing::Types<reclaim::debra<>, reclaim::hp<>, reclaim::he<>, reclaim::ebr<>, reclaim::ibr<>,
+                     reclaim::qsbr<>, reclaim::hyaline<>, reclaim::crystalline_l<>>;
 RECLAIM_TYPED_SUITE(rc_ptr_suite, rc_schemes);
 
 constexpr long alive = 0x5a5a5a5a;

@@ -42,7 +42,8 @@
 // periods). Not nbr and nbr_plus (a protection must not survive a read phase), not lfrc (its node
 // memory is its own, and a block is freed directly when its count reaches zero), not none (it
 // never frees, so deferred decrements would never be applied). Each is a compile error that says
-// so. Tested under debra, hp and he (tests/rc_ptr_test.cpp).
+// so. Tested under debra, hp, he, ebr, ibr, qsbr, hyaline and crystalline_l
+// (tests/rc_ptr_test.cpp).
 //
 // Domain lifetime: a block dropped from a location is retired into the atomic_rc_ptr's domain and
 // may be retired again from the scheme's deleter, so call domain.barrier() until the domain's
