@@ -184,11 +184,15 @@ struct rc_block : Scheme::node_base, rc_control {
 
 }  // namespace detail
 
+// Owning and counted (see the top of this file); made by make_rc / make_rc_in, or loaded from an
+// atomic_rc_ptr. Any thread.
 template <class T>
 class rc_ptr {
  public:
+  // The pointee's type.
   using element_type = T;
 
+  // Empty.
   constexpr rc_ptr() noexcept = default;
   constexpr rc_ptr(std::nullptr_t) noexcept {}  // NOLINT: implicit, as shared_ptr
   rc_ptr(const rc_ptr& other) noexcept : ptr_(other.ptr_), ctl_(other.ctl_) {
@@ -196,6 +200,7 @@ class rc_ptr {
   }
   rc_ptr(rc_ptr&& other) noexcept
       : ptr_(std::exchange(other.ptr_, nullptr)), ctl_(std::exchange(other.ctl_, nullptr)) {}
+  // Copy or move assignment (copy and swap).
   rc_ptr& operator=(rc_ptr other) noexcept {
     swap(other);
     return *this;
@@ -204,12 +209,14 @@ class rc_ptr {
     if (ctl_) ctl_->decrement();
   }
 
+  // Drops the reference (empty from now on), and exchanges two rc_ptrs.
   void reset() noexcept { rc_ptr().swap(*this); }
   void swap(rc_ptr& other) noexcept {
     std::swap(ptr_, other.ptr_);
     std::swap(ctl_, other.ctl_);
   }
 
+  // The object (nullptr when empty); * and -> assert that it is not empty.
   T* get() const noexcept { return ptr_; }
   T& operator*() const noexcept {
     assert(ptr_ && "reclaim: empty rc_ptr dereferenced");
@@ -308,6 +315,7 @@ rc_ptr<T> make_rc(Args&&... args) {
   return make_rc_in<T, Scheme>(Scheme::default_domain(), std::forward<Args>(args)...);
 }
 
+// A protected, uncounted read of an atomic_rc_ptr (its get_snapshot()); see the top of this file.
 template <class T, class Scheme>
 class snapshot_ptr {
   static_assert((detail::check_rc_scheme<Scheme>(), true));
@@ -315,6 +323,7 @@ class snapshot_ptr {
   using protection = typename detail::rc_protection<Scheme>::type;
 
  public:
+  // The domain whose protection it holds.
   using domain_type = typename Scheme::domain;
 
   // Empty, for Scheme's default domain or for d.
@@ -334,6 +343,8 @@ class snapshot_ptr {
   snapshot_ptr(const snapshot_ptr&) = delete;
   snapshot_ptr& operator=(const snapshot_ptr&) = delete;
 
+  // The object (nullptr when empty), valid while this lives and holds it; * and -> assert that it
+  // is not empty.
   T* get() const noexcept { return block_ ? &block_->value : nullptr; }
   T& operator*() const noexcept { return *operator->(); }
   T* operator->() const noexcept {
@@ -365,6 +376,7 @@ class snapshot_ptr {
   block* block_ = nullptr;
 };
 
+// A shared location holding an rc_ptr<T>, for Scheme's domain; see the top of this file.
 template <class T, class Scheme>
 class atomic_rc_ptr {
   static_assert((detail::check_rc_scheme<Scheme>(), true));
@@ -372,6 +384,8 @@ class atomic_rc_ptr {
   using protection = typename detail::rc_protection<Scheme>::type;
 
  public:
+  // What it loads and stores, the domain it protects and retires through, and (as std::atomic)
+  // whether it is lock-free.
   using value_type = rc_ptr<T>;
   using domain_type = typename Scheme::domain;
   static constexpr bool is_always_lock_free = true;
@@ -394,6 +408,7 @@ class atomic_rc_ptr {
     if (block* b = loc_.load(std::memory_order_relaxed)) b->decrement();
   }
 
+  // True: as lock-free as the scheme's protect() and retire().
   bool is_lock_free() const noexcept { return true; }
 
   // A counted copy of what it holds. `order` is the protected read's (relaxed and release are
@@ -407,6 +422,7 @@ class atomic_rc_ptr {
     b->increment();
     return rc_ptr<T>(&b->value, b);
   }
+  // load(), as std::atomic's conversion.
   operator rc_ptr<T>() const { return load(); }  // NOLINT: as std::atomic
 
   // What it holds, protected but not counted.
@@ -416,17 +432,20 @@ class atomic_rc_ptr {
     return s;
   }
 
+  // Takes desired's reference; the reference it held is dropped after a grace period.
   void store(rc_ptr<T> desired, std::memory_order order = std::memory_order_seq_cst) {
     // The location takes desired's reference. At least acq_rel whatever `order` says (see
     // rmw_order()): the loader's acquire pairs with our release.
     block* old = loc_.exchange(take(desired), rmw_order(order));
     if (old) block::defer_decrement(old);
   }
+  // store(desired).
   atomic_rc_ptr& operator=(rc_ptr<T> desired) {
     store(std::move(desired));
     return *this;
   }
 
+  // Takes desired's reference and returns what it held, counted anew.
   rc_ptr<T> exchange(rc_ptr<T> desired, std::memory_order order = std::memory_order_seq_cst) {
     block* old = loc_.exchange(take(desired), rmw_order(order));
     if (!old) return {};
@@ -439,6 +458,9 @@ class atomic_rc_ptr {
     return rc_ptr<T>(&old->value, old);
   }
 
+  // As std::atomic<std::shared_ptr<T>>: equal means the same block. On success the location
+  // takes desired's reference and drops expected's (after a grace period); on failure expected
+  // becomes a counted copy of what it holds. weak may fail spuriously.
   bool compare_exchange_weak(rc_ptr<T>& expected, rc_ptr<T> desired, std::memory_order success,
                              std::memory_order failure) {
     return cas(expected, desired, success, failure, false);
