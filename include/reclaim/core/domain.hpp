@@ -109,6 +109,11 @@ class domain_base {
   // A snapshot of the counters; does not register the calling thread.
   reclaim::stats stats() const { return collect_stats(threads_, gauge_); }
 
+  // True from the first step of the domain's destructor: a deleter that would retire its node
+  // again (rc_ptr.hpp's deferred decrements) finishes at once instead, since no thread may hold a
+  // protection on a domain being destroyed. Read only by deleters and the destroying thread.
+  bool shutting_down() const noexcept { return shut_down_; }
+
   // Retires `node` from any thread, outside any guard (or inside one: guards nest). The calling
   // thread registers as on any first use, and the retire runs in an operation of its own: it costs
   // a guard's begin and end. The node must already be unreachable for operations that begin now.
@@ -195,6 +200,7 @@ class domain_base {
   // (one detaching now is waited for), then every record's garbage and every orphan is destroyed.
   // No thread may still hold a guard on the domain: it would read freed memory.
   void shutdown() noexcept {
+    shut_down_ = true;  // before the deleters below run: they may ask (shutting_down())
     threads_.close();
     threads_.for_each([](Record& r) {
       if (r.forgotten) return;  // a thread of the parent of this forked process: left as it was
@@ -204,7 +210,6 @@ class domain_base {
       r.destroy_garbage();
     });
     orphans_.take_all().destroy_all();
-    shut_down_ = true;
   }
 
   // Thread exit: hands `list` over with its age (see orphan_batch), in a header the record
