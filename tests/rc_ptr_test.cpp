@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: MIT
-// rc_ptr, atomic_rc_ptr and snapshot_ptr (include/reclaim/rc_ptr.hpp, issue 30): the semantics of
-// load, store, exchange and compare_exchange on one thread, with the counts after the deferred
-// decrements are applied; and a stress where writers store fresh objects (the same one into two
-// locations, so that one block is dropped from several locations at once and re-retired from the
-// scheme's deleter) while readers load and dereference them: every object destroyed exactly once,
-// never while referenced.
+// rc_ptr, atomic_rc_ptr and snapshot_ptr (include/reclaim/rc_ptr.hpp, issue 30), under every scheme
+// that serves them: std::atomic<std::shared_ptr>'s semantics (load, store, exchange, both CASes,
+// A-B-A, memory orders publishing the object), compare_and_swap, deleters, allocators,
+// comparisons; the counts after the deferred decrements are applied; a domain destroyed with drops
+// pending; short-lived threads; and a stress where writers store fresh objects (the same one into
+// two locations, so that one block is dropped from several locations at once and re-retired from
+// the scheme's deleter) while readers load and dereference them: every object destroyed exactly
+// once, never while referenced.
 #include <gtest/gtest.h>
 
 #include <algorithm>

@@ -25,6 +25,7 @@
 #include "free/amortized.hpp"
 #include "free/batch.hpp"
 #include "policies.hpp"
+#include "rc_ptr.hpp"
 #include "read_phase.hpp"
 #include "schemes/debra.hpp"
 #include "schemes/ebr.hpp"
