@@ -669,7 +669,10 @@ class atomic_rc_ptr {
     if (!loc_.compare_exchange_strong(want, node_of(desired), rmw_order(success),
                                       read_order(failure)))
       return false;
-    take(desired);
+    // The location owns desired's reference now, and may already have dropped it (another
+    // thread's store) so that the block is freed: let go without reading the block.
+    desired.ptr_ = nullptr;
+    desired.ctl_ = nullptr;
     if (want) want->defer_decrement();
     return true;
   }

@@ -21,6 +21,8 @@
 #include "ds/ms_queue.hpp"
 #include "ds/nm_bst.hpp"
 #include "ds/occ_avl.hpp"
+#include "ds/persistent_map.hpp"
+#include "ds/rc_stack.hpp"
 #include "ds/treiber_stack.hpp"
 #include "free/amortized.hpp"
 #include "free/batch.hpp"

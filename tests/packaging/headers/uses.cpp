@@ -94,6 +94,14 @@ int main() {
     ok &= exercise_pool(queue);
     reclaim::ds::guarded_ms_queue<std::int64_t, pointer> guarded;
     ok &= exercise_pool(guarded);
+    reclaim::ds::rc_stack<std::int64_t, pointer> counted;
+    ok &= exercise_pool(counted);
+  }
+  {
+    reclaim::ds::persistent_set<std::int64_t> set;
+    ok &= exercise_set(set);
+    reclaim::ds::persistent_map<std::string, std::string, pointer> map;
+    ok &= exercise_map(map);
   }
   std::puts(ok ? "all headers: ok" : "all headers: wrong results");
   return ok ? 0 : 1;
