@@ -172,6 +172,16 @@ struct rc_node : Scheme::node_base, rc_control {
     // acquire: pairs with the release CASes of the drops that added to since (see above).
     std::uint64_t w = drops.load(std::memory_order_acquire);
     assert((w & in_flight) && (w & field) > 0);
+    // The common end of a replaced object: nothing but our drops holds it. No location holds it
+    // (each would be counted), no rc_ptr does, and no load can count it again (a load that read
+    // it from a location was protected, and the scheme calls us only after every such protection
+    // ended, which orders the load's increment before this read). So it is freed without giving
+    // the word back. acquire: pairs with the release decrements of the holders that let go, so
+    // that their uses of T happen before the destruction.
+    if (count.load(std::memory_order_acquire) == static_cast<long>(w & field)) {
+      dispose(this);
+      return;
+    }
     long apply = 0;
     for (;;) {
       const std::uint64_t since = (w >> 32) & field;
