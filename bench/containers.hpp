@@ -33,6 +33,8 @@
 #include <reclaim/schemes/sized_for.hpp>
 
 #include "cache_workload.hpp"
+#include "config_workload.hpp"
+#include "rc_containers.hpp"
 #include "registry.hpp"
 
 namespace reclaim_bench::containers {
@@ -202,6 +204,55 @@ struct guarded_hm_hashmap {
   using type = results_cache<Scheme>;
 };
 
+// Issue 30's containers over atomic_rc_ptr: they run where it serves the scheme (rc_applies,
+// asked without instantiating the type: register_scheme.hpp).
+struct over_atomic_rc_ptr {
+  template <class Scheme>
+  static constexpr reclaim::applicability applies_to = rc_applies<Scheme>();
+};
+
+// The shared-config workload (config_workload.hpp): one location, a config object of 88 bytes
+// (eight fields, a checksum, the ledger) in its block; `keys` does not apply (one config is
+// prefilled), so the memory estimate takes none. raw_config runs where the other two do, being
+// their floor.
+struct config_cell : over_atomic_rc_ptr {
+  static constexpr workload kind = workload::config;
+  static constexpr std::size_t bytes_per_key = 0;
+};
+struct rc_config : config_cell {
+  static constexpr std::string_view name = "rc_config";
+  template <class Scheme>
+  using type = rc_config_cell<Scheme, /*Snapshot=*/false>;
+};
+struct rc_config_snapshot : config_cell {
+  static constexpr std::string_view name = "rc_config_snapshot";
+  template <class Scheme>
+  using type = rc_config_cell<Scheme, /*Snapshot=*/true>;
+};
+struct raw_config : config_cell {
+  static constexpr std::string_view name = "raw_config";
+  template <class Scheme>
+  using type = raw_config_cell<Scheme>;
+};
+
+// rc_stack and persistent_map (rc_containers.hpp). rc_stack's block holds the scheme's hook,
+// the count, the drops word, the domain, the value and the link: 80 bytes under the epoch schemes
+// and hp; persistent_map's node a key, a priority, a subtree size and two links: 104.
+struct rc_stack : over_atomic_rc_ptr {
+  static constexpr std::string_view name = "rc_stack";
+  static constexpr workload kind = workload::stack;
+  static constexpr std::size_t bytes_per_key = 80;
+  template <class Scheme>
+  using type = settled<reclaim::ds::rc_stack<std::int64_t, Scheme>, Scheme>;
+};
+struct persistent_map : over_atomic_rc_ptr {
+  static constexpr std::string_view name = "persistent_map";
+  static constexpr workload kind = workload::set;
+  static constexpr std::size_t bytes_per_key = 104;
+  template <class Scheme>  // the set form
+  using type = settled<lab_persistent_set<reclaim::ds::detail::rc_family<Scheme>>, Scheme>;
+};
+
 template <class... Containers>
 struct list {
   // Calls f(std::type_identity<C>{}) for each container C, in order.
@@ -216,6 +267,7 @@ struct list {
 using all = list<lazy_list, hm_list, hm_hashmap, harris_list, hm_list_restart,
                  hm_hashmap_restart, dgt_bst, treiber_stack, ms_queue, guarded_hm_list,
                  guarded_ms_queue, guarded_hm_hashmap, lazy_skiplist, cuckoo_map, abtree,
-                 occ_avl, nm_bst>;
+                 occ_avl, nm_bst, rc_config, rc_config_snapshot, raw_config, rc_stack,
+                 persistent_map>;
 
 }  // namespace reclaim_bench::containers

@@ -367,8 +367,15 @@ std::optional<options> parse_command_line(int argc, char** argv, const registry&
   const std::string_view percent = "a percentage from 0 to 100";
   opt.insert_pct = static_cast<unsigned>(parse_uint("--insert", insert, 0, 100, percent));
   opt.delete_pct = static_cast<unsigned>(parse_uint("--delete", erase, 0, 100, percent));
+  // A config has no deletes: a sweep of configs alone takes --delete 0 unless given one.
+  const auto is_config = [&](const std::string& ds) {
+    return reg.workload_of(ds) == workload::config;
+  };
+  if (!app.count("--delete") && !opt.ds.empty() &&
+      std::all_of(opt.ds.begin(), opt.ds.end(), is_config))
+    opt.delete_pct = 0;
   // A stack or a queue has no lookups: each operation is a push (--insert) or a pop (--delete).
-  // A cache decides its inserts and erases itself (cache_workload.hpp).
+  // A cache decides its inserts and erases itself (cache_workload.hpp); a config has no deletes.
   for (const std::string& name : opt.ds) {
     const workload kind = reg.workload_of(name);
     if (kind == workload::cache && (opt.insert_pct != 50 || opt.delete_pct != 50))
@@ -377,7 +384,12 @@ std::optional<options> parse_command_line(int argc, char** argv, const registry&
                                     "cache's misses; leave --insert and --delete at 50 (the "
                                     "default)",
                                     opt.insert_pct, opt.delete_pct, name));
-    if (kind != workload::set && kind != workload::cache &&
+    // A config's operations are stores (--insert) and reads (the rest): it has no deletes.
+    if (kind == workload::config && opt.delete_pct != 0)
+      throw usage_error(fmt::format("--delete {}: {} is a config, whose operations are stores "
+                                    "(--insert) and reads (the rest); give --delete 0",
+                                    opt.delete_pct, name));
+    if ((kind == workload::stack || kind == workload::queue) &&
         opt.insert_pct + opt.delete_pct != 100)
       throw usage_error(fmt::format("--insert {} and --delete {} add up to {} percent, but {} is a "
                                     "{}: its operations are pushes (--insert) and pops (--delete), "
@@ -388,7 +400,7 @@ std::optional<options> parse_command_line(int argc, char** argv, const registry&
   if (opt.pairs) {
     for (const std::string& name : opt.ds)
       if (const workload kind = reg.workload_of(name);
-          kind == workload::set || kind == workload::cache)
+          kind != workload::stack && kind != workload::queue)
         throw usage_error(fmt::format("--pairs: {} is a {}; --pairs applies to a stack or a "
                                       "queue (push then pop)", name, to_string(kind)));
     if (opt.insert_pct != 50 || opt.delete_pct != 50)

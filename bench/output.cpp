@@ -437,11 +437,21 @@ void print_applicability_markdown(const registry& reg) {
   for (std::string_view ds : reg.containers()) {
     fmt::print("| `{}` |", ds);
     for (const column& c : columns) {
-      const pairing* p = reg.find(ds, c.schemes.front());
-      if (p->supported())
+      // A container over atomic_rc_ptr is refused by scheme, not by need (rc_applies,
+      // config_workload.hpp): `none` shares its column with schemes it serves.
+      std::vector<std::string_view> refused;
+      std::string_view why_not;
+      for (std::string_view scheme : c.schemes)
+        if (const pairing* p = reg.find(ds, scheme); !p->supported()) {
+          refused.push_back(scheme);
+          why_not = p->why_not;
+        }
+      if (refused.empty())
         fmt::print(" yes |");
+      else if (refused.size() == c.schemes.size())
+        fmt::print(" **no**: {} |", why_not);
       else
-        fmt::print(" **no**: {} |", p->why_not);
+        fmt::print(" yes, **not** `{}`: {} |", fmt::join(refused, "`, `"), why_not);
     }
     fmt::print("\n");
   }

@@ -78,10 +78,11 @@ struct no_regions {
   void next() noexcept {}
 };
 
-// One trial of a peer's set DS: what run_trial (trial.hpp) does for our pairs, without a domain.
-// Session is the peer library's per-trial state (libcds: its garbage collector), built before the
-// container and destroyed after it; DS is default-constructible.
-template <class Session, class DS>
+// One trial of a peer's set DS (or of another kind, with that kind's Workload: rc_peers.hpp):
+// what run_trial (trial.hpp) does for our pairs, without a domain. Session is the peer library's
+// per-trial state (libcds: its garbage collector), built before the container and destroyed after
+// it; DS is default-constructible.
+template <class Session, class DS, class Workload = set_workload<DS>>
 trial_result run_peer_trial(const trial_config& cfg) {
   reset_peak_rss();
   trial_result result;
@@ -91,7 +92,7 @@ trial_result run_peer_trial(const trial_config& cfg) {
     // container (libcds: its destructor frees through the collector).
     typename Session::main_thread main(session);
     DS ds;  // destroyed before the main thread's registration and the session
-    set_workload<DS> workload(ds, cfg);
+    Workload workload(ds, cfg);
     if (cfg.prefill) workload.prefill();
     std::shared_ptr<reclaim::timeline::recorder> timeline = make_timeline(cfg);
     result.seconds = run_workers(
@@ -110,12 +111,13 @@ trial_result run_peer_trial(const trial_config& cfg) {
 }
 
 // Registers peer scheme `name` (LIBRARY:SCHEME) of `library` with the containers it offers, given
-// as (container name, trial function, bytes per key) entries; every other container of the lab is
-// refused with "LIBRARY has no CONTAINER".
+// as (container name, trial function, bytes per key, kind) entries; every other container of the
+// lab is refused with "LIBRARY has no CONTAINER".
 struct peer_container {
   std::string_view ds;
   trial_fn run;
   std::size_t bytes_per_key;
+  workload kind = workload::set;
 };
 inline void register_peer(registry& r, const scheme_info& s,
                           std::initializer_list<peer_container> offers, std::string_view why_not) {
@@ -125,7 +127,7 @@ inline void register_peer(registry& r, const scheme_info& s,
     auto it = std::find_if(offers.begin(), offers.end(),
                            [&](const peer_container& c) { return c.ds == ds; });
     if (it != offers.end())
-      r.add_pairing({ds, s.name, it->run, {}, it->bytes_per_key, workload::set});
+      r.add_pairing({ds, s.name, it->run, {}, it->bytes_per_key, it->kind});
     else
       r.add_pairing({ds, s.name, nullptr, why_not, 0, r.workload_of(ds)});
   }

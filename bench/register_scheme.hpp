@@ -9,6 +9,7 @@
 #include <reclaim/concepts.hpp>
 
 #include "cache_workload.hpp"
+#include "config_workload.hpp"
 #include "containers.hpp"
 #include "pool_workload.hpp"
 #include "registry.hpp"
@@ -35,6 +36,24 @@ template <class DS>
 struct workload_runner<workload::cache, DS> {
   using type = cache_workload<DS>;
 };
+template <class DS>
+struct workload_runner<workload::config, DS> {
+  using type = config_workload<DS>;
+};
+
+// Whether Scheme can run container C: what C's type under it says of its needs
+// (reclaim::applies), or, for a container over atomic_rc_ptr, C::applies_to<Scheme>
+// (containers.hpp), asked without instantiating the type (atomic_rc_ptr refuses to compile for a
+// scheme it does not serve).
+template <class C, class Scheme>
+constexpr reclaim::applicability lab_applies() {
+  if constexpr (requires { C::template applies_to<Scheme>; }) {
+    return C::template applies_to<Scheme>;
+  } else {
+    using DS = typename C::template type<Scheme>;
+    return reclaim::applies<typename DS::scheme_type, DS>();
+  }
+}
 
 // What a domain of Scheme refuses on this machine, by constructing one ("" if nothing).
 template <reclaim::scheme Scheme>
@@ -68,16 +87,17 @@ void register_scheme(registry& r, std::string_view name) {
                 &refusal<Scheme>});
   containers::all::for_each([&](auto container) {
     using C = typename decltype(container)::type;
-    using DS = typename C::template type<Scheme>;
-    using S = typename DS::scheme_type;
-    if constexpr (Sweep && !sweep_containers::contains<C>)
+    if constexpr (Sweep && !sweep_containers::contains<C>) {
       r.add_pairing({C::name, name, nullptr, not_in_sweep, C::bytes_per_key, C::kind});
-    else if constexpr (reclaim::protects<S, DS>)
+    } else if constexpr (lab_applies<C, Scheme>().ok) {
+      using DS = typename C::template type<Scheme>;
+      using S = typename DS::scheme_type;
       r.add_pairing({C::name, name, &run_trial<S, DS, typename workload_runner<C::kind, DS>::type>,
                      {}, C::bytes_per_key, C::kind});
-    else
-      r.add_pairing({C::name, name, nullptr, reclaim::applies<S, DS>().why_not, C::bytes_per_key,
+    } else {
+      r.add_pairing({C::name, name, nullptr, lab_applies<C, Scheme>().why_not, C::bytes_per_key,
                      C::kind});
+    }
   });
 }
 

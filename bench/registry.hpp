@@ -114,8 +114,9 @@ struct scheme_info {
 // keys (trial.hpp); a stack or a queue pushes and pops values that name their producer
 // (pool_workload.hpp), and a queue is also checked for per-producer FIFO order; a cache runs paper
 // 003's HashMap benchmark, simulations that reuse or compute partial results and hold them
-// (cache_workload.hpp).
-enum class workload { set, stack, queue, cache };
+// (cache_workload.hpp); a config shares one object between threads that read it and store new
+// ones (config_workload.hpp).
+enum class workload { set, stack, queue, cache, config };
 
 constexpr std::string_view to_string(workload w) {
   switch (w) {
@@ -123,6 +124,7 @@ constexpr std::string_view to_string(workload w) {
     case workload::stack: return "stack";
     case workload::queue: return "queue";
     case workload::cache: return "cache";
+    case workload::config: return "config";
   }
   return "?";
 }

@@ -51,6 +51,9 @@ Usage: test_cli.py BENCH CHECK, where BENCH is the reclaim-bench executable and 
   latency    every JSON line has sampled latency percentiles in order (p50 <= p99 <= p99.9 <=
              max) from about one operation in 64, and the longest reclamation pause: none under
              `none`, some wherever something was freed; in the lab's process and in a child
+  rc         issue 30's counted-pointer containers (rc_config, rc_config_snapshot, raw_config,
+             rc_stack, persistent_map) and the std:* peers: listed, validated runs (every config
+             destroyed exactly once), refused under nbr and with deletes in a config
   peers      the peer schemes built in (xenium:*, libcds:*, urcu:*, ck:*; none when their
              packages are missing) run their containers through the same validation and JSON
              line, are skipped on containers they do not offer, cannot be stalled, and stay out
@@ -74,7 +77,8 @@ failures = []
 
 SCHEMES = {"none": "none", "debra": "epoch", "hp": "pointer"}  # name: family
 FAMILIES = {**SCHEMES, "qsbr": "epoch", "stamp_it": "epoch",  # of every scheme a check runs
-            "lfrc": "reference counting"}
+            "lfrc": "reference counting", "std:atomic_shared_ptr": "reference counting",
+            "std:atomic_load": "reference counting"}
 CONTAINERS = ["lazy_list", "hm_list"]
 POOLS = {"treiber_stack": "stack", "ms_queue": "queue"}  # name: workload
 ALLOCATORS = ["glibc", "jemalloc", "tcmalloc", "mimalloc"]
@@ -1118,14 +1122,16 @@ def test_lazy_out(tmp):
 def test_skip_pairs(tmp):
     matrix = applicability()
     containers = list(dict.fromkeys(ds for ds, _ in matrix))  # in the order of `list`
-    # A scheme that two containers refuse and a third one runs.
+    # A scheme that two containers refuse and a third one runs; `none` runs beside it, so only
+    # containers that `none` runs count (not the rc containers, which none cannot serve).
     scheme = next((s for _, s in matrix
-                   if sum(not matrix[(d, s)] for d in containers) >= 2
+                   if s != "none"
+                   and sum(not matrix[(d, s)] and matrix[(d, "none")] for d in containers) >= 2
                    and any(matrix[(d, s)] for d in containers)), None)
     if scheme is None:
         print("note: no scheme is refused by two containers; the skipping checks do not apply")
         return
-    refused = [d for d in containers if not matrix[(d, scheme)]][:2]
+    refused = [d for d in containers if not matrix[(d, scheme)] and matrix[(d, "none")]][:2]
     runs = next(d for d in containers if matrix[(d, scheme)])
     notes = [f"reclaim-bench: skipping {d} x {scheme}: " for d in refused]
 
@@ -1569,6 +1575,9 @@ def test_peers(tmp):
     # Kit), whose containers are the lab's peers_hm.hpp over their APIs.
     names = [n for n in ("xenium:debra", "xenium:hp", "libcds:hp", "urcu:memb", "urcu:qsbr",
                          "urcu:bp", "urcu:rculfhash", "ck:epoch", "ck:hp") if n in peers]
+    if not names:
+        print("peers: only the standard library's built in (checked by cli.rc)")
+        return
     out = os.path.join(tmp, "peers.jsonl")
     r = bench("--ds", "hm_list,hm_hashmap,lazy_list", "--scheme", ",".join(names),
               "--threads", "2", "--seconds", "0.2", "--keys", "1K", "--out", out)
@@ -1593,6 +1602,56 @@ def test_peers(tmp):
     r = bench("--ds", "hm_list", "--scheme", names[0], "--stall", "1", "--seconds", "0.1")
     check(r.returncode == 2 and len(r.stderr.splitlines()) == 1 and "--stall" in r.stderr,
           f"peers: --stall: {r.returncode} {r.stderr!r}")
+
+
+# --- counted pointers ----------------------------------------------------------------------
+
+RC = {"rc_config": "config", "rc_config_snapshot": "config", "raw_config": "config",
+      "rc_stack": "stack", "persistent_map": "set"}  # name: workload
+STD_PEERS = {"std:atomic_shared_ptr": ["rc_config", "rc_stack", "persistent_map"],
+             "std:atomic_load": ["rc_config"]}
+
+
+def test_rc(tmp):
+    # Issue 30's containers and the standard library's peers (bench/README.md, "Counted
+    # pointers"): listed, run validated, refused where atomic_rc_ptr cannot serve.
+    lines = bench("list").stdout.splitlines()
+    for ds, kind in RC.items():
+        check(any(line.split() == [ds, kind] for line in lines), f"rc: {ds} not listed as {kind}")
+    for name, offered in STD_PEERS.items():
+        row = next((line for line in lines if line.split()[:1] == [name]), "")
+        check(row.endswith(", ".join(offered)), f"rc: peer {name}: {row!r}")
+    schemes = ["debra", "hp"] + list(STD_PEERS)
+
+    # The configs: every config made destroyed exactly once (counts and version sums), no torn read.
+    out = os.path.join(tmp, "config.jsonl")
+    r = bench("--ds", "rc_config,rc_config_snapshot,raw_config", "--scheme", ",".join(schemes),
+              "--threads", "2", "--seconds", "0.05", "--insert", "20", "--out", out)
+    check(r.returncode == 0, f"rc config: exit status {r.returncode}: {r.stderr}")
+    records = load_lines(out)
+    expected = {(ds, s) for ds in ("rc_config", "rc_config_snapshot", "raw_config")
+                for s in schemes if ":" not in s or ds in STD_PEERS[s]}
+    check({(rec.get("ds"), rec.get("scheme")) for rec in records} == expected,
+          f"rc config: ran {[(rec.get('ds'), rec.get('scheme')) for rec in records]}")
+    for rec in records:
+        where = f"rc {rec.get('ds')} {rec.get('scheme')}"
+        check_validated(rec, where)
+        check(rec.get("delete") == 0 and rec.get("expected_size", 0) > 1, f"{where}: {rec}")
+
+    # The stack and the persistent map, ours and over std::atomic<std::shared_ptr>.
+    out = os.path.join(tmp, "containers.jsonl")
+    r = bench("--ds", "rc_stack,persistent_map", "--scheme", "debra,hp,std:atomic_shared_ptr",
+              "--threads", "2", "--seconds", "0.05", "--keys", "1K", "--out", out)
+    check(r.returncode == 0, f"rc containers: exit status {r.returncode}: {r.stderr}")
+    records = load_lines(out)
+    check(len(records) == 6, f"rc containers: {len(records)} JSON lines, expected 6")
+    for rec in records:
+        check_validated(rec, f"rc {rec.get('ds')} {rec.get('scheme')}")
+
+    absent = os.path.join(tmp, "absent.jsonl")
+    expect_refused(["--ds", "rc_config", "--scheme", "nbr"], "cannot serve neutralization", absent)
+    expect_refused(["--ds", "rc_config", "--insert", "10", "--delete", "10"], "give --delete 0",
+                   absent)
 
 
 # --- ops -------------------------------------------------------------------------------------
@@ -1657,7 +1716,7 @@ CHECKS = {"bad_input": test_bad_input, "list": test_list, "run": test_run, "allo
           "cleanup": test_cleanup, "thread_failure": test_thread_failure,
           "pools": test_pools, "memory": test_memory, "latency": test_latency,
           "peers": test_peers, "ops": test_ops, "regions": test_regions,
-          "cache": test_cache}
+          "cache": test_cache, "rc": test_rc}
 
 if __name__ == "__main__":
     with tempfile.TemporaryDirectory(prefix="reclaim-bench-cli-") as tmp:
