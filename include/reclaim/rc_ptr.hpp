@@ -60,7 +60,6 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
-#include <thread>
 #include <type_traits>
 #include <utility>
 
@@ -68,13 +67,14 @@
 #include "concurrent_ptr.hpp"
 #include "core/retired.hpp"
 #include "core/sync.hpp"
-#include "schemes/debra.hpp"
+#include "schemes/hp.hpp"
 
 namespace reclaim {
 
-// The scheme make_rc, atomic_rc_ptr and snapshot_ptr use unless given another: the fastest on the
-// lab's shared-config workload (docs/rc_ptr.md).
-using default_rc_scheme = debra<>;
+// The scheme make_rc, atomic_rc_ptr and snapshot_ptr use unless given another: hazard pointers,
+// level with the fastest epoch schemes on the lab's shared-config reads and ahead on its stores at
+// 2 threads, and with a bound on the replaced objects a stalled reader keeps (docs/rc_ptr.md).
+using default_rc_scheme = hp<>;
 
 template <class T>
 class rc_ptr;
@@ -106,7 +106,9 @@ struct rc_control {
     // acq_rel: release so that this holder's uses of T happen before the destruction; acquire
     // on the last one, so that everyone's uses (their release decrements, in the count's
     // modification order) happen before it disposes of the block.
-    if (count.fetch_sub(n, std::memory_order_acq_rel) == n) dispose(this);
+    if (count.fetch_sub(n, RECLAIM_MUTATED(rc_decrement_release) ? std::memory_order_release
+                                                                  : std::memory_order_acq_rel) == n)
+      dispose(this);
   }
 };
 
@@ -141,9 +143,12 @@ struct rc_node : Scheme::node_base, rc_control {
         }
       } else if (((w >> 32) & field) == field) [[unlikely]] {
         // since is full: wait for the retire in flight to end (see the top of this file).
-        std::this_thread::yield();
+        core::yield_now();
         w = drops.load(std::memory_order_relaxed);
-      } else if (drops.compare_exchange_weak(w, w + since_one, std::memory_order_release,
+      } else if (drops.compare_exchange_weak(w, w + since_one,
+                                             RECLAIM_MUTATED(rc_drop_relaxed)
+                                                 ? std::memory_order_relaxed
+                                                 : std::memory_order_release,
                                              std::memory_order_relaxed)) {
         // release: pairs with the deleter's acquire load / CAS that reads this drop, so that the
         // atomic operation that removed the block from our location happens before the
@@ -178,15 +183,18 @@ struct rc_node : Scheme::node_base, rc_control {
     // ended, which orders the load's increment before this read). So it is freed without giving
     // the word back. acquire: pairs with the release decrements of the holders that let go, so
     // that their uses of T happen before the destruction.
-    if (count.load(std::memory_order_acquire) == static_cast<long>(w & field)) {
+    if (count.load(RECLAIM_MUTATED(rc_shortcut_relaxed) ? std::memory_order_relaxed
+                                                         : std::memory_order_acquire) ==
+        static_cast<long>(w & field)) {
       dispose(this);
       return;
     }
     long apply = 0;
     for (;;) {
-      const std::uint64_t since = (w >> 32) & field;
+      const std::uint64_t since = RECLAIM_MUTATED(rc_since_dropped) ? 0 : (w >> 32) & field;
       // Only this deleter changes covered while the bit is set; drops only add to since.
-      const std::uint64_t next = since && !final ? (in_flight | since) : 0;
+      const std::uint64_t next =
+          since && !final && !RECLAIM_MUTATED(rc_since_applied_at_once) ? (in_flight | since) : 0;
       // acq_rel: acquire as above for drops that arrived since our load; release when clearing,
       // pairing with the acquire CAS of the next drop that sets the bit and retires again.
       if (drops.compare_exchange_weak(w, next, std::memory_order_acq_rel,
@@ -242,7 +250,8 @@ struct rc_adopted_block final : rc_node<T, Scheme> {
 // block's operator new takes the allocator that allocate_rc lends it on this thread.
 template <class T, class Scheme, class Alloc>
 struct rc_allocated_block final : rc_node<T, Scheme> {
-  using allocator = typename std::allocator_traits<Alloc>::template rebind_alloc<rc_allocated_block>;
+  using allocator =
+      typename std::allocator_traits<Alloc>::template rebind_alloc<rc_allocated_block>;
   using traits = std::allocator_traits<allocator>;
 
   template <class... Args>
@@ -567,6 +576,7 @@ class atomic_rc_ptr {
     if (!n) return {};
     // While p protects n, the location's reference cannot be decremented (its deferred decrement
     // waits for p), so the count is at least 1 and a relaxed increment suffices.
+    if (RECLAIM_MUTATED(rc_load_increment_unprotected)) p.reset_protection();
     n->increment();
     return rc_ptr<T>(n->object, n);
   }

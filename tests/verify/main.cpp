@@ -212,6 +212,7 @@ int main(int argc, char** argv) {
   add_batch_models(r);
   add_stamp_it_models(r);
   add_lfrc_models(r);
+  add_rc_models(r);
   if (c.list) {
     for (const model_entry& m : r.models) std::printf("model   %s\n", m.name.c_str());
     for (const mutant_entry& m : r.mutants)

@@ -154,6 +154,7 @@ void add_era_models(registry& r);
 void add_batch_models(registry& r);
 void add_stamp_it_models(registry& r);
 void add_lfrc_models(registry& r);
+void add_rc_models(registry& r);
 
 // A simulated thread's end: what pthread's thread-specific destructors run for a real one.
 inline void thread_exits() { reclaim::core::leave_thread(); }
