@@ -30,20 +30,12 @@ using reclaim::ds::persistent_map;
 using reclaim::ds::persistent_set;
 using reclaim::ds::rc_stack;
 using reclaim_test::scaled;
+using reclaim_test::settle_rc;
 
 using rc_container_schemes =
     ::testing::Types<reclaim::debra<>, reclaim::hp<>, reclaim::he<>, reclaim::hyaline<>>;
 RECLAIM_TYPED_SUITE(rc_containers, rc_container_schemes);
 
-// Applies every deferred decrement (a deleter may retire its block again).
-template <class S>
-void settle(typename S::domain& d) {
-  for (int i = 0; i < 100; ++i) {
-    d.barrier();
-    if (d.stats().pending == 0) return;
-  }
-  ADD_FAILURE() << "garbage left after 100 barriers: " << d.stats().pending;
-}
 
 constexpr long alive = 0x5a5a5a5a;
 constexpr long dead = -1;
@@ -79,7 +71,7 @@ class counted {
 
 template <class S>
 void expect_all_destroyed(typename S::domain& d, const tally& t) {
-  settle<S>(d);
+  settle_rc<S>(d);
   EXPECT_GT(t.made.load(), 0);
   EXPECT_EQ(t.made.load(), t.destroyed.load());
 }
@@ -181,7 +173,7 @@ TYPED_TEST(rc_containers, set_and_string_keys) {
     names.snapshot().for_each([&](const std::string& k, const std::string&) { order += k; });
     EXPECT_EQ(order, "ba");  // std::greater
   }
-  settle<S>(d);
+  settle_rc<S>(d);
 }
 
 // A version taken before many updates keeps its contents, on another thread too; and the
@@ -356,7 +348,7 @@ TYPED_TEST(rc_containers, long_stack_destroyed_without_recursion) {
     }
     EXPECT_EQ(sum, (n - 1 + n / 2) * (n / 2) / 2);
   }
-  settle<S>(d);
+  settle_rc<S>(d);
 }
 
 }  // namespace

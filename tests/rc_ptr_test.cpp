@@ -60,16 +60,6 @@ struct item {
   std::atomic<long>* destroyed;
 };
 
-// Applies every deferred decrement: a deleter may retire its block again, so one barrier may not
-// be enough.
-template <class S>
-void settle(typename S::domain& d) {
-  for (int i = 0; i < 100; ++i) {
-    d.barrier();
-    if (d.stats().pending == 0) return;
-  }
-  ADD_FAILURE() << "garbage left after 100 barriers: " << d.stats().pending;
-}
 
 TYPED_TEST(rc_ptr_suite, single_thread_semantics) {
   using S = TypeParam;
@@ -100,7 +90,7 @@ TYPED_TEST(rc_ptr_suite, single_thread_semantics) {
     rc_ptr<item> old = loc.exchange(b);
     EXPECT_EQ(old, a);
     EXPECT_EQ(b.use_count(), 2);
-    settle<S>(d);
+    settle_rc<S>(d);
     EXPECT_EQ(a.use_count(), 3) << "a, l, old";
 
     // A failed CAS loads what the location holds into expected.
@@ -116,7 +106,7 @@ TYPED_TEST(rc_ptr_suite, single_thread_semantics) {
       ASSERT_EQ(expected, c) << "only a spurious failure may happen here";
     }
     EXPECT_EQ(loc.load(), a);
-    settle<S>(d);
+    settle_rc<S>(d);
     EXPECT_EQ(b.use_count(), 1) << "the location's reference to b was dropped";
     EXPECT_EQ(c.use_count(), 2) << "c and expected; the location's reference was dropped";
     EXPECT_EQ(a.use_count(), 4) << "a, l, old, the location";
@@ -135,7 +125,7 @@ TYPED_TEST(rc_ptr_suite, single_thread_semantics) {
     loc.store(a);
     loc.store(nullptr);
     EXPECT_FALSE(loc.load());
-    settle<S>(d);
+    settle_rc<S>(d);
     EXPECT_EQ(a.use_count(), 3);
     EXPECT_EQ(destroyed.load(), 0);
     l.reset();
@@ -149,33 +139,35 @@ TYPED_TEST(rc_ptr_suite, single_thread_semantics) {
   }
   // The location's destructor dropped a's last reference at once.
   EXPECT_EQ(destroyed.load(), 3);
-  settle<S>(d);
+  settle_rc<S>(d);
 }
 
-// Dropping the last rc_ptr while a location's deferred decrement is pending: the object lives
-// until the scheme runs the deleter.
+// One object stored in two locations and dropped from both, the second drop finding the first
+// one's retire in flight, and its last rc_ptr dropped: the locations' references are pending.
+template <class S>
+void drop_from_two_locations(typename S::domain& d, std::atomic<long>& destroyed) {
+  atomic_rc_ptr<item, S> x(d), y(d);
+  rc_ptr<item> a = reclaim::make_rc_in<item, S>(d, 1, nullptr, &destroyed);
+  x.store(a);
+  y.store(a);
+  EXPECT_EQ(a.use_count(), 3);
+  x.store(nullptr);
+  y.store(nullptr);
+}
+
+// The object lives until the scheme runs the deleter.
 TYPED_TEST(rc_ptr_suite, deferred_decrement_keeps_the_object) {
   using S = TypeParam;
   std::atomic<long> destroyed{0};
   typename S::domain d;
-  {
-    atomic_rc_ptr<item, S> x(d), y(d);
-    {
-      rc_ptr<item> a = reclaim::make_rc_in<item, S>(d, 1, nullptr, &destroyed);
-      x.store(a);
-      y.store(a);
-      EXPECT_EQ(a.use_count(), 3);
-      x.store(nullptr);
-      y.store(nullptr);  // a second drop while the first one's retire is in flight
-    }
-    EXPECT_EQ(destroyed.load(), 0) << "freed before the grace period";
-    settle<S>(d);
-    EXPECT_EQ(destroyed.load(), 1);
-    // The second drop found the first one's retire in flight, so the scheme's deleter retired the
-    // block again (from inside the scheme's free): two retires, both freed.
-    EXPECT_EQ(d.stats().retired, 2u);
-    EXPECT_EQ(d.stats().freed, 2u);
-  }
+  drop_from_two_locations<S>(d, destroyed);
+  EXPECT_EQ(destroyed.load(), 0) << "freed before the grace period";
+  settle_rc<S>(d);
+  EXPECT_EQ(destroyed.load(), 1);
+  // The second drop found the first one's retire in flight, so the scheme's deleter retired the
+  // block again (from inside the scheme's free): two retires, both freed.
+  EXPECT_EQ(d.stats().retired, 2u);
+  EXPECT_EQ(d.stats().freed, 2u);
 }
 
 // compare_and_swap: succeeds only on expected's object, never updates expected; an object cannot
@@ -206,12 +198,12 @@ TYPED_TEST(rc_ptr_suite, compare_and_swap_with_a_snapshot_or_an_rc_ptr) {
     loc.store(a);
     loc.store(b);
     EXPECT_TRUE(loc.compare_exchange_strong(expected, a));
-    settle<S>(d);
+    settle_rc<S>(d);
     EXPECT_EQ(destroyed.load(), 2) << "3 and 4 never stored, so freed when dropped";
     EXPECT_EQ(a.use_count(), 2);
     EXPECT_EQ(b.use_count(), 2) << "b and expected";
   }
-  settle<S>(d);
+  settle_rc<S>(d);
   EXPECT_EQ(destroyed.load(), 4);
 }
 
@@ -254,7 +246,7 @@ TYPED_TEST(rc_ptr_suite, memory_orders_publish_the_object) {
     }
     writer.join();
   }
-  settle<S>(d);
+  settle_rc<S>(d);
   EXPECT_EQ(d.stats().pending, 0u);
 }
 
@@ -304,10 +296,10 @@ TYPED_TEST(rc_ptr_suite, deleters_allocators_and_comparisons) {
     adopted.reset();
     allocated.reset();
     EXPECT_EQ(destroyed.load(), 0);
-    settle<S>(d);
+    settle_rc<S>(d);
     EXPECT_EQ(deleted.load(), 1) << "the deleter ran once the location's drop was applied";
     loc.store(nullptr);
-    settle<S>(d);
+    settle_rc<S>(d);
     EXPECT_EQ(destroyed.load(), 2);
     EXPECT_EQ(blocks.load(), 0) << "the block went back to the allocator";
 
@@ -322,25 +314,18 @@ TYPED_TEST(rc_ptr_suite, deleters_allocators_and_comparisons) {
     EXPECT_FALSE(x.owner_before(x2));
     EXPECT_EQ(std::hash<rc_ptr<item>>()(x), std::hash<item*>()(x.get()));
   }
-  settle<S>(d);
+  settle_rc<S>(d);
   EXPECT_EQ(destroyed.load(), 4);
 }
 
-// A domain destroyed while drops are pending, one of them found in flight (so its deleter would
-// retire the block again): the destroying thread applies them all, once.
+// A domain destroyed while those drops are pending (the in-flight one's deleter would retire the
+// block again): the destroying thread applies them all, once.
 TYPED_TEST(rc_ptr_suite, domain_destroyed_with_drops_pending) {
   using S = TypeParam;
   std::atomic<long> destroyed{0};
   {
     typename S::domain d;
-    atomic_rc_ptr<item, S> x(d), y(d);
-    {
-      rc_ptr<item> a = reclaim::make_rc_in<item, S>(d, 1, nullptr, &destroyed);
-      x.store(a);
-      y.store(a);
-      x.store(nullptr);
-      y.store(nullptr);
-    }
+    drop_from_two_locations<S>(d, destroyed);
     EXPECT_EQ(destroyed.load(), 0);
   }
   EXPECT_EQ(destroyed.load(), 1);
@@ -369,7 +354,7 @@ TYPED_TEST(rc_ptr_suite, thread_churn) {
       for (auto& t : threads) t.join();
     }
   }
-  settle<S>(d);
+  settle_rc<S>(d);
   EXPECT_EQ(destroyed.load(), created.load());
 }
 
@@ -448,7 +433,7 @@ TYPED_TEST(rc_ptr_suite, writers_and_readers) {
     std::this_thread::sleep_for(duration);
     stop.store(true);
     for (auto& t : threads) t.join();
-    settle<S>(d);
+    settle_rc<S>(d);
     // Every count exact: each location's object is held by the location and our load only.
     for (auto& loc : locs) {
       rc_ptr<item> r = loc.load();
@@ -462,7 +447,7 @@ TYPED_TEST(rc_ptr_suite, writers_and_readers) {
     EXPECT_EQ(destroyed.load(), created.load() - held)
         << "everything but what the locations hold is destroyed";
   }
-  settle<S>(d);
+  settle_rc<S>(d);
   EXPECT_EQ(destroyed.load(), created.load());
   long n = next_id.load() < max_ids ? next_id.load() : max_ids;
   for (long i = 0; i < created.load() && i < n; ++i)

@@ -123,6 +123,17 @@ using occ_avl = reclaim::ds::occ_avl<std::int64_t, S>;
 template <class S>
 using nm_bst = reclaim::ds::nm_bst<std::int64_t, S>;
 
+// Applies every deferred decrement of rc_ptr.hpp: a scheme's deleter may retire its block again,
+// so one barrier may not be enough.
+template <class S>
+void settle_rc(typename S::domain& d) {
+  for (int i = 0; i < 100; ++i) {
+    d.barrier();
+    if (d.stats().pending == 0) return;
+  }
+  ADD_FAILURE() << "garbage left after 100 barriers: " << d.stats().pending;
+}
+
 inline constexpr bool sanitized = RECLAIM_TEST_SANITIZED != 0;
 inline constexpr bool tsan = RECLAIM_TEST_TSAN != 0;
 
