@@ -442,10 +442,12 @@ template <class T, class Scheme = default_rc_scheme, class Alloc, class... Args>
 rc_ptr<T> allocate_rc_in(typename Scheme::domain& d, const Alloc& alloc, Args&&... args) {
   using block = detail::rc_allocated_block<T, Scheme, Alloc>;
   typename block::allocator a(alloc);
-  // Lent to the block's operator new for the create() below, on this thread only.
+  // Lent to the block's operator new for the create() below, on this thread only; restored after,
+  // since T's constructor may itself call allocate_rc for the same block type.
   struct lend {
-    explicit lend(typename block::allocator* p) noexcept { block::lent = p; }
-    ~lend() { block::lent = nullptr; }
+    explicit lend(typename block::allocator* p) noexcept : before(std::exchange(block::lent, p)) {}
+    ~lend() { block::lent = before; }
+    typename block::allocator* before;
   } lent(&a);
   return detail::make_block<T, Scheme, block>(d, a, std::forward<Args>(args)...);
 }

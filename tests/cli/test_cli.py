@@ -1627,8 +1627,9 @@ def test_rc(tmp):
 
     # The configs: every config made destroyed exactly once (counts and version sums), no torn read.
     out = os.path.join(tmp, "config.jsonl")
+    # --ops, not --seconds: on a loaded machine a short trial may see its workers barely run.
     r = bench("--ds", "rc_config,rc_config_snapshot,raw_config", "--scheme", ",".join(schemes),
-              "--threads", "2", "--seconds", "0.05", "--insert", "20", "--out", out)
+              "--threads", "2", "--ops", "2000", "--insert", "20", "--out", out)
     check(r.returncode == 0, f"rc config: exit status {r.returncode}: {r.stderr}")
     records = load_lines(out)
     expected = {(ds, s) for ds in ("rc_config", "rc_config_snapshot", "raw_config")
