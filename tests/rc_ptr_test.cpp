@@ -339,7 +339,7 @@ TYPED_TEST(rc_ptr_suite, thread_churn) {
   typename S::domain d;
   {
     atomic_rc_ptr<item, S> loc(d);
-    for (int round = 0; round < 20; ++round) {
+    for (int round = 0; round < (tsan ? 8 : 20); ++round) {
       std::vector<std::thread> threads;
       for (int t = 0; t < 3; ++t)
         threads.emplace_back([&] {
@@ -366,8 +366,9 @@ TYPED_TEST(rc_ptr_suite, writers_and_readers) {
   std::atomic<long> next_id{0};
   std::atomic<bool> stop{false};
   std::atomic<long> reads{0};
-  const auto duration = std::min<std::chrono::milliseconds>(stress_time(),
-                                                            std::chrono::milliseconds(100));
+  // Short, since it runs under every scheme (25): 50 ms under the sanitizers, 100 ms otherwise.
+  const auto duration = std::min<std::chrono::milliseconds>(
+      stress_time(), std::chrono::milliseconds(sanitized ? 50 : 100));
   typename S::domain d;
   {
     atomic_rc_ptr<item, S> locs[2] = {atomic_rc_ptr<item, S>(d), atomic_rc_ptr<item, S>(d)};

@@ -83,11 +83,13 @@ class debra<Policies...>::domain
   }
 
   // The engine's, and a pass starts again (its checks were for the old epoch); retires from here
-  // on go to the bag of e, opened once here so that a retire is one push.
+  // on go to the bag of e, opened once here so that a retire is one push. Opened before the
+  // engine frees the safe bags: a deleter that retires into this domain (rc_ptr.hpp's deferred
+  // decrements) must tag its node e, not the old epoch.
   void on_new_epoch(record& r, std::uint64_t e) {
     r.check_cursor = nullptr;
-    engine::on_new_epoch(r, e);
     r.bags.open(e, r, this->gauge_);
+    engine::on_new_epoch(r, e);
   }
 
   // Checks one other record; after the last of a pass that saw every record idle or in epoch e

@@ -314,7 +314,14 @@ class token_ebr<Order, Policies...>::domain
     std::uint64_t expected;
     do {
       take(r);
+      // Served inside the operation's depth again: a guard that a deleter opens meanwhile (a
+      // retire into this domain: rc_ptr.hpp's deferred decrements) nests in it, instead of
+      // beginning and ending an operation of its own, which would announce anew under us and, at
+      // its end, serve the token a second time (the bags would turn twice in one receipt and free
+      // a round early).
+      (void)r.enter();
       serve(r);
+      (void)r.leave();
       expected = r.announced;
       // release / acquire: as in end().
     } while (!r.state.compare_exchange_strong(expected, 0, std::memory_order_release,

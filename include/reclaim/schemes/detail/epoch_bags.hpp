@@ -47,7 +47,9 @@ class epoch_bags {
   // new epoch on every entry, is cheaper tagging each retire.)
   template <class Record>
   void open(std::uint64_t t, Record& r, core::pending_gauge& g) {
-    open_ = &make_room(t, r, g);
+    core::retired_list older = claim(t);
+    open_ = &bags_[t % count];
+    if (!older.empty()) r.release_safe(std::move(older), g);
   }
   void push_open(core::retired_hook* node) noexcept { open_->push(node); }
 
@@ -85,12 +87,18 @@ class epoch_bags {
  private:
   template <class Record>
   core::retired_list& make_room(std::uint64_t t, Record& r, core::pending_gauge& g) {
+    core::retired_list older = claim(t);
+    if (!older.empty()) r.release_safe(std::move(older), g);
+    return bags_[t % count];
+  }
+  // Makes bag (t mod 3) t's and returns what it held of an older tag, for the caller to free only
+  // once the bags are consistent again: the deleters it runs may retire into this domain (rc_ptr's
+  // deferred decrements), and such a retire must find t's bag open, not the old tag's.
+  core::retired_list claim(std::uint64_t t) noexcept {
     unsigned i = static_cast<unsigned>(t % count);
-    if (tags_[i] != t) {
-      if (!bags_[i].empty()) r.release_safe(std::move(bags_[i]), g);
-      tags_[i] = t;
-    }
-    return bags_[i];
+    if (tags_[i] == t) return {};
+    tags_[i] = t;
+    return std::move(bags_[i]);
   }
 
   core::retired_list bags_[count];
