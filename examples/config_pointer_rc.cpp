@@ -2,8 +2,8 @@
 // A configuration pointer in the std::shared_ptr style, with reclaim/rc_ptr.hpp: readers read the
 // current configuration through a snapshot (no count touched), a writer stores a new one, and the
 // replaced one is destroyed once no reader holds it. The same lines as with
-// std::atomic<std::shared_ptr<config>>, but lock-free. Run under the default scheme (hp) and
-// under debra.
+// std::atomic<std::shared_ptr<config>>, but lock-free. Run under the default scheme (hp_af)
+// and under debra.
 // Exits non-zero if a reader sees a torn configuration or if a replaced one was not freed; the
 // sanitizer presets also see any read of a freed one.
 #include <reclaim/rc_ptr.hpp>
@@ -33,7 +33,7 @@ bool run(const char* name) {
 }
 
 int main() {
-  const bool hp = run<reclaim::default_rc_scheme>("hp");
+  const bool hp = run<reclaim::default_rc_scheme>("hp_af");
   const bool debra = run<reclaim::debra<>>("debra");
   return hp && debra ? 0 : 1;
 }

@@ -30,11 +30,12 @@ using reclaim::rc_ptr;
 using reclaim::snapshot_ptr;
 
 // Every scheme that serves atomic_rc_ptr (rc_ptr.hpp): the reclaiming schemes but nbr, nbr_plus
-// and lfrc, each with its default parameters.
+// and lfrc, each with its default parameters, and the default (hp with an amortized free).
 using rc_schemes = ::testing::Types<
     reclaim::debra<>, reclaim::ebr<>, reclaim::ner<>, reclaim::qsbr<>, reclaim::rcu<>,
     reclaim::token_naive<>, reclaim::token_pass_first<>, reclaim::token_periodic<>,
-    reclaim::token_af<>, reclaim::stamp_it<>, reclaim::hp<>, RECLAIM_TEST_HP_FAMILY,
+    reclaim::token_af<>, reclaim::stamp_it<>, reclaim::hp<>, reclaim::default_rc_scheme,
+    RECLAIM_TEST_HP_FAMILY,
     RECLAIM_TEST_ERA_AND_BATCH_SCHEMES>;
 RECLAIM_TYPED_SUITE(rc_ptr_suite, rc_schemes);
 
@@ -366,7 +367,7 @@ TYPED_TEST(rc_ptr_suite, writers_and_readers) {
   std::atomic<long> next_id{0};
   std::atomic<bool> stop{false};
   std::atomic<long> reads{0};
-  // Short, since it runs under every scheme (25): 50 ms under the sanitizers, 100 ms otherwise.
+  // Short, since it runs under every scheme (26): 50 ms under the sanitizers, 100 ms otherwise.
   const auto duration = std::min<std::chrono::milliseconds>(
       stress_time(), std::chrono::milliseconds(sanitized ? 50 : 100));
   typename S::domain d;
