@@ -95,25 +95,6 @@ bool settle_domain(Domain& d) {
   return false;
 }
 
-// Whether our rc containers (rc_config, rc_config_snapshot, raw_config, rc_stack,
-// persistent_map) run under Scheme: where atomic_rc_ptr serves it (rc_ptr.hpp), with the reason
-// its compile error gives otherwise. raw_config is held to the same schemes, being their floor.
-template <class Scheme>
-constexpr reclaim::applicability rc_applies() {
-  if constexpr (reclaim::neutralizable_guard<typename Scheme::guard>)
-    return {false, "atomic_rc_ptr cannot serve neutralization: a load protects a block until it "
-                   "has counted it, and a snapshot_ptr outlives any read phase, while a "
-                   "neutralized read phase restarts and loses its protections"};
-  else if constexpr ((Scheme::needs & reclaim::needs_allocated_nodes) != 0)
-    return {false, "atomic_rc_ptr cannot serve lfrc: lfrc keeps its own count in node memory it "
-                   "never gives back, while an rc_ptr block is freed when its count reaches zero"};
-  else if constexpr (!reclaim::grace_periods<Scheme>)
-    return {false, "atomic_rc_ptr needs a scheme that frees while its domain lives: a dropped "
-                   "reference is decremented when the scheme frees the retired block"};
-  else
-    return {true};
-}
-
 // rc_config (Snapshot false: load() to an rc_ptr, then dereference) and rc_config_snapshot
 // (Snapshot true: get_snapshot(), dereference), over an atomic_rc_ptr<config, Scheme>.
 template <class Scheme, bool Snapshot>

@@ -204,11 +204,12 @@ struct guarded_hm_hashmap {
   using type = results_cache<Scheme>;
 };
 
-// Issue 30's containers over atomic_rc_ptr: they run where it serves the scheme (rc_applies,
-// asked without instantiating the type: register_scheme.hpp).
+// Issue 30's containers over atomic_rc_ptr: they run where it serves the scheme
+// (reclaim::rc_applies, rc_ptr.hpp; asked without instantiating the type: register_scheme.hpp).
+// raw_config is held to the same schemes, being their floor.
 struct over_atomic_rc_ptr {
   template <class Scheme>
-  static constexpr reclaim::applicability applies_to = rc_applies<Scheme>();
+  static constexpr reclaim::applicability applies_to = reclaim::rc_applies<Scheme>();
 };
 
 // The shared-config workload (config_workload.hpp): one location, a config object of 88 bytes

@@ -437,8 +437,8 @@ void print_applicability_markdown(const registry& reg) {
   for (std::string_view ds : reg.containers()) {
     fmt::print("| `{}` |", ds);
     for (const column& c : columns) {
-      // A container over atomic_rc_ptr is refused by scheme, not by need (rc_applies,
-      // config_workload.hpp): `none` shares its column with schemes it serves.
+      // A container over atomic_rc_ptr is refused by scheme, not by need (reclaim::rc_applies,
+      // rc_ptr.hpp): `none` shares its column with schemes it serves.
       std::vector<std::string_view> refused;
       std::string_view why_not;
       for (std::string_view scheme : c.schemes)

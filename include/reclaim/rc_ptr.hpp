@@ -78,6 +78,24 @@ namespace reclaim {
 // objects a stalled reader keeps (docs/rc_ptr.md, docs/results.md).
 using default_rc_scheme = hp<amortized_free<1>>;
 
+// Whether Scheme can serve atomic_rc_ptr and snapshot_ptr (see the top of this file), and if not,
+// why in one line (the lab's matrix shows it; using them is a compile error with the fix).
+template <class Scheme>
+constexpr applicability rc_applies() {
+  if constexpr (neutralizable_guard<typename Scheme::guard>)
+    return {false, "atomic_rc_ptr cannot serve neutralization: a load protects a block until it "
+                   "has counted it, and a snapshot_ptr outlives any read phase, while a "
+                   "neutralized read phase restarts and loses its protections"};
+  else if constexpr ((Scheme::needs & needs_allocated_nodes) != 0)
+    return {false, "atomic_rc_ptr cannot serve lfrc: lfrc keeps its own count in node memory it "
+                   "never gives back, while an rc_ptr block is freed when its count reaches zero"};
+  else if constexpr (!grace_periods<Scheme>)
+    return {false, "atomic_rc_ptr needs a scheme that frees while its domain lives: a dropped "
+                   "reference is decremented when the scheme frees the retired block"};
+  else
+    return {true};
+}
+
 template <class T>
 class rc_ptr;
 template <class T, class Scheme = default_rc_scheme>
@@ -286,12 +304,6 @@ struct rc_allocated_block final : rc_node<T, Scheme> {
   } storage;
 };
 
-// Whether Scheme can serve atomic_rc_ptr and snapshot_ptr (see the top of this file).
-template <class Scheme>
-inline constexpr bool rc_serves = !neutralizable_guard<typename Scheme::guard> &&
-                                  !(Scheme::needs & needs_allocated_nodes) &&
-                                  grace_periods<Scheme>;
-
 template <class Scheme>
 constexpr void check_rc_scheme() {
   static_assert(!neutralizable_guard<typename Scheme::guard>,
@@ -313,7 +325,7 @@ constexpr void check_rc_scheme() {
 
 // The scheme's owned protection; for a scheme that cannot serve, a stand-in whose every call
 // compiles, so that check_rc_scheme()'s message is the one error.
-template <class Scheme, bool = rc_serves<Scheme>>
+template <class Scheme, bool = rc_applies<Scheme>().ok>
 struct rc_protection {
   using type = typename protection_of<Scheme>::type;
 };
