@@ -44,9 +44,11 @@ class lab_persistent_set : public reclaim::ds::basic_persistent_map<std::int64_t
   }
 };
 
-// A container Base over atomic_rc_ptr under Scheme, as the lab runs it: it settles the domain
-// before it goes (rc_ptr.hpp: a deleter may retire its block again, which a domain being
-// destroyed does not take), and then Base drops what it holds directly.
+// A container Base over atomic_rc_ptr under Scheme, as the lab runs it: it names the scheme
+// (scheme_type, which the lab's registration reads and the family-written containers do not
+// have), and it settles the domain before it goes, so that the replaced versions are destroyed
+// by barriers here rather than by the domain's destructor (which would also apply them: rc_ptr.hpp,
+// shutting_down()); then Base drops what it holds directly.
 template <class Base, class Scheme>
 class settled : public Base {
  public:
